@@ -1,0 +1,35 @@
+/**
+ * What a partner report says it executed, one record at a time, after parsing and validation.
+ * Both report sources (CSV files and partner APIs) produce these; the reconciler stages them in
+ * PostgreSQL and matches them against intents there.
+ */
+export interface PartnerRow {
+  /**
+   * Where the record starts in its source: the physical line number in a CSV file (1-based, counting
+   * the header and skipped lines), or the 1-based position of the record in an API listing.
+   */
+  line: number;
+  /** Our reference as echoed by the partner (order id, "client reference"), if the report has one. */
+  reference: string | null;
+  /** The partner's own id for the execution (NSU, transaction id), if the report has one. */
+  partnerReference: string | null;
+  /** Exact decimal string with `.` as separator and no thousands separators, e.g. `"-1234.50"`. */
+  amount: string | null;
+  /** ISO 4217 code in upper case, e.g. `"BRL"`. */
+  currency: string | null;
+  /** The instant the partner executed it (report times without an offset are read in the reconciler's time zone). */
+  executedAt: Date | null;
+}
+
+/** A record the source could not accept. It is reported, never coerced and never silently skipped. */
+export interface RejectedRow {
+  /** Same meaning as {@link PartnerRow.line}. */
+  line: number;
+  /** The report's own column or field name that was wrong (or `"*"` when the record as a whole was). */
+  field: string;
+  /** Why, in words a finance person can act on. */
+  reason: string;
+}
+
+/** One item of a parsed report, in source order. */
+export type ReportItem = { kind: 'row'; row: PartnerRow } | { kind: 'rejected'; rejected: RejectedRow };
