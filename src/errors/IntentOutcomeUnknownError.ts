@@ -1,0 +1,21 @@
+import { LedgerError, type LedgerErrorContext } from './LedgerError.js';
+
+/**
+ * The partner may or may not have executed this intent (timeout, reset, worker died, lease ended).
+ * The ledger will not call the partner again until reconciliation has found out; acknowledge the message
+ * and let the reconciler settle it, or retry much later.
+ */
+export class IntentOutcomeUnknownError extends LedgerError {
+  readonly code = 'INTENT_OUTCOME_UNKNOWN';
+  override readonly name = 'IntentOutcomeUnknownError';
+  readonly attempt: number;
+
+  constructor(context: LedgerErrorContext & { attempt: number; detail?: string }) {
+    super(
+      `${context.partner}/${context.key}: outcome of attempt ${context.attempt} is unknown` +
+        `${context.detail ? ` (${context.detail})` : ''}; it waits for reconciliation and will not be retried blindly`,
+      context,
+    );
+    this.attempt = context.attempt;
+  }
+}

@@ -1,0 +1,10 @@
+export { IdempotencyKeyConflictError } from './IdempotencyKeyConflictError.js';
+export { IntentInFlightError } from './IntentInFlightError.js';
+export { IntentNotExecutedError } from './IntentNotExecutedError.js';
+export { IntentOutcomeUnknownError } from './IntentOutcomeUnknownError.js';
+export { IntentRejectedError, type RejectionReason } from './IntentRejectedError.js';
+export { LedgerError, type LedgerErrorContext } from './LedgerError.js';
+export { LedgerUnavailableError } from './LedgerUnavailableError.js';
+export { PartnerNotExecuted } from './PartnerNotExecuted.js';
+export { PartnerRejected } from './PartnerRejected.js';
+export { LateCompletionError } from './LateCompletionError.js';

@@ -1,0 +1,483 @@
+import type { Pool } from 'pg';
+import type { DataSource, EntityManager } from 'typeorm';
+import type { Classification } from './classify.js';
+import { type Duration, toMilliseconds } from './duration.js';
+import { IdempotencyKeyConflictError } from './errors/IdempotencyKeyConflictError.js';
+import { IntentInFlightError } from './errors/IntentInFlightError.js';
+import { IntentNotExecutedError } from './errors/IntentNotExecutedError.js';
+import { IntentOutcomeUnknownError } from './errors/IntentOutcomeUnknownError.js';
+import { IntentRejectedError, type RejectionReason } from './errors/IntentRejectedError.js';
+import { LateCompletionError } from './errors/LateCompletionError.js';
+import { LedgerUnavailableError } from './errors/LedgerUnavailableError.js';
+import { fingerprint } from './fingerprint.js';
+import { type InboxResult, runInInbox } from './inbox.js';
+import type { Logger } from './logger.js';
+import { LedgerMetrics } from './metrics.js';
+import { assertAmount, assertCurrency } from './money.js';
+import type { ResolvedLedgerOptions } from './options.js';
+import { claimIntent } from './sql/claimIntent.js';
+import { completeAttempt } from './sql/completeAttempt.js';
+import { findIntent } from './sql/findIntent.js';
+import { getIntentById, getIntentWithAttempts } from './sql/getIntentWithAttempts.js';
+import { purgeInbox, purgeSettledIntents } from './sql/purgeSettled.js';
+import { raiseDiscrepancy } from './sql/raiseDiscrepancy.js';
+import { recordLateAnswer } from './sql/recordLateAnswer.js';
+import { type FailedOutcome, settleAttemptWithoutExecution } from './sql/settleAttemptWithoutExecution.js';
+import { IntentStatus } from './status.js';
+import type { CallResult, Claim, Intent, IntentSpec, Json, PartnerCall, Replay, RunResult } from './types.js';
+import { Workflow } from './workflow.js';
+
+/** How many times `begin` re-reads a row that changed between the claim and the look-up before giving up. */
+const MAX_CLAIM_ROUNDS = 5;
+/**
+ * Backoff (ms) for recording a completion while the database is briefly unreachable (a restart, a
+ * failover). The partner already executed: losing the record would turn a success into "unknown", so it
+ * is worth a few seconds; past that, the lease and the reconciler take over.
+ */
+const COMPLETION_RETRY_DELAYS_MS = [100, 250, 500, 1_000, 2_000];
+
+interface ActiveClaim {
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * The intent ledger. Create it with `createLedger()`; one per process is plenty (it holds a pool).
+ * See README.md for the consumer's view and ../shared/DESIGN.md for the states.
+ */
+export class Ledger {
+  /** Counters to register with Prometheus: `ledger.metrics.registerWith(registry)`. */
+  readonly metrics = new LedgerMetrics();
+  private readonly log: Logger;
+  private readonly activeClaims = new Map<string, ActiveClaim>();
+  private readonly lateAnswers = new Set<Promise<void>>();
+  private closed = false;
+
+  /** @internal use `createLedger()` */
+  constructor(
+    /** The TypeORM data source (for transactions that join the ledger's database). */
+    readonly dataSource: DataSource,
+    private readonly pool: Pool,
+    private readonly options: ResolvedLedgerOptions,
+    private readonly release: () => Promise<void>,
+  ) {
+    this.log = options.logger;
+  }
+
+  /**
+   * Calls the partner at most once for (partner, key), however often the same message is delivered.
+   * Returns the partner's result, now or replayed; throws a `LedgerError` saying why it did not call.
+   */
+  async run(spec: IntentSpec, call: PartnerCall): Promise<RunResult> {
+    const begun = await this.begin(spec);
+    if (begun.kind === 'replay') return begun.result;
+    const { intentId, attempt, signal } = begun;
+    const callPromise = Promise.resolve().then(() => call({ intentId, key: spec.key, attempt, signal }));
+    const settled = await Promise.race([
+      callPromise.then(
+        (value) => ({ kind: 'ok' as const, value }),
+        (error: unknown) => ({ kind: 'error' as const, error }),
+      ),
+      whenAborted(signal).then(() => ({ kind: 'lease-ending' as const })),
+    ]);
+    if (settled.kind === 'ok') return this.complete(intentId, attempt, settled.value);
+    if (settled.kind === 'error') {
+      return this.fail(spec, intentId, attempt, this.options.classify(settled.error), settled.error);
+    }
+    // The callback ignored the signal. The lease is about to end: record "unknown" while we still hold it,
+    // but keep listening, because a late success is still the truth (invariant 4).
+    this.listenForLateAnswer(spec, intentId, attempt, callPromise);
+    return this.fail(spec, intentId, attempt, { outcome: 'unknown', detail: 'the call outlived its lease and was aborted' });
+  }
+
+  /**
+   * Two-phase form for callers that cannot pass a callback. Returns a claim (call the partner now, then
+   * report with `complete` / `reject` / `notExecuted` / `unknown`) or a replay of a completed intent.
+   */
+  async begin(spec: IntentSpec): Promise<Claim | Replay> {
+    this.assertOpen();
+    const input = validateSpec(spec);
+    const print = fingerprint({
+      operation: spec.operation,
+      payload: spec.payload,
+      reference: input.reference,
+      amount: input.amount,
+      currency: input.currency,
+    });
+    const labels = { partner: spec.partner };
+    for (let round = 0; round < MAX_CLAIM_ROUNDS; round++) {
+      // Timed from before the claim is sent: PostgreSQL starts the lease later than this, so the abort
+      // computed from here always fires before the lease really ends, whatever the network latency.
+      const sentAt = Date.now();
+      const claimed = await this.database('claiming', spec, () =>
+        claimIntent(this.pool, {
+          ...input,
+          fingerprint: print,
+          leaseMs: this.options.leaseMs,
+          owner: this.options.owner,
+        }),
+      );
+      if (claimed) {
+        this.metrics.claims.inc(labels);
+        const signal = this.arm(claimed.id, claimed.attempt, sentAt);
+        this.log.info({ partner: spec.partner, key: spec.key, intentId: claimed.id, attempt: claimed.attempt }, 'intent claimed');
+        return {
+          kind: 'claimed',
+          intentId: claimed.id,
+          key: spec.key,
+          attempt: claimed.attempt,
+          leaseExpiresAt: claimed.lease_expires_at,
+          signal,
+        };
+      }
+      const existing = await this.database('reading the intent', spec, () => findIntent(this.pool, spec.partner, spec.key));
+      if (!existing) continue; // purged between the two statements: claim again
+      const context = { partner: spec.partner, key: spec.key, intentId: existing.id };
+      if (existing.fingerprint !== print) {
+        this.metrics.conflicts.inc(labels);
+        throw new IdempotencyKeyConflictError(context);
+      }
+      switch (existing.status) {
+        case IntentStatus.Completed:
+          this.metrics.replays.inc(labels);
+          this.log.info({ ...context, attempt: existing.attempt }, 'duplicate suppressed: replaying stored result');
+          return {
+            kind: 'replay',
+            result: {
+              intentId: existing.id,
+              status: 'completed',
+              replayed: true,
+              attempt: existing.attempt,
+              partnerReference: existing.partner_reference,
+              response: existing.response,
+            },
+          };
+        case IntentStatus.Rejected:
+          this.metrics.replays.inc(labels);
+          throw new IntentRejectedError({ ...context, reason: existing.reason as RejectionReason, replayed: true });
+        case IntentStatus.InProgress:
+          if (existing.lease_running) {
+            this.metrics.inFlightRefusals.inc(labels);
+            throw new IntentInFlightError({ ...context, leaseExpiresAt: existing.lease_expires_at as Date });
+          }
+          this.metrics.unknownOutcomes.inc(labels);
+          throw new IntentOutcomeUnknownError({
+            ...context,
+            attempt: existing.attempt,
+            detail: 'its lease ended without an answer (the worker may have died mid-call)',
+          });
+        case IntentStatus.Unknown:
+          this.metrics.unknownOutcomes.inc(labels);
+          throw new IntentOutcomeUnknownError({ ...context, attempt: existing.attempt });
+        case IntentStatus.NotExecuted:
+          continue; // became claimable between the two statements: claim again
+      }
+    }
+    throw new LedgerUnavailableError({
+      partner: spec.partner,
+      key: spec.key,
+      during: 'claiming',
+      cause: new Error(`the intent kept changing under ${MAX_CLAIM_ROUNDS} claim attempts`),
+    });
+  }
+
+  /**
+   * Records the partner's success for `attempt`. If the intent was meanwhile settled another way, the answer
+   * is kept in the attempt's history, raised as a `late_completion` discrepancy and a `LateCompletionError`
+   * is thrown.
+   */
+  async complete(intentId: string, attempt: number, result: CallResult = {}): Promise<RunResult> {
+    this.disarm(intentId, attempt);
+    const partnerReference = result.partnerReference ?? null;
+    const response = (result.response ?? null) as Json | null;
+    const row = await this.withCompletionRetries(intentId, attempt, () =>
+      completeAttempt(this.pool, { intentId, attempt, partnerReference, response, by: 'caller' }),
+    );
+    if (row) {
+      this.log.info({ intentId, attempt }, 'intent completed');
+      return { intentId, status: 'completed', replayed: false, attempt: row.attempt, partnerReference, response };
+    }
+    const intent = await getIntentById(this.pool, intentId);
+    if (!intent) throw new RangeError(`complete: intent ${intentId} does not exist`);
+    if (
+      intent.status === IntentStatus.Completed &&
+      (intent.attempt === attempt || intent.partnerHonoursKey) &&
+      (partnerReference === null || intent.partnerReference === partnerReference)
+    ) {
+      // The same success reported twice (or already found by the reconciler): nothing new.
+      return {
+        intentId,
+        status: 'completed',
+        replayed: true,
+        attempt: intent.attempt,
+        partnerReference: intent.partnerReference,
+        response: intent.response,
+      };
+    }
+    return this.raiseLateCompletion(intent, attempt, partnerReference, response);
+  }
+
+  /** Records that the partner definitely refused `attempt`. Returns false when the attempt was stale. */
+  reject(intentId: string, attempt: number, reason: RejectionReason | string): Promise<boolean> {
+    const stored = typeof reason === 'string' ? { message: reason } : reason;
+    return this.settleFailure(intentId, attempt, 'rejected', stored as unknown as Json);
+  }
+
+  /** Records that `attempt` provably did not reach the partner; the next claim retries. */
+  notExecuted(intentId: string, attempt: number, detail: string): Promise<boolean> {
+    return this.settleFailure(intentId, attempt, 'not_executed', { detail });
+  }
+
+  /** Records that the outcome of `attempt` is unknown; only reconciliation will settle it. */
+  unknown(intentId: string, attempt: number, detail: string): Promise<boolean> {
+    return this.settleFailure(intentId, attempt, 'unknown', { detail });
+  }
+
+  /** The intent for (partner, key) with its full attempt history, or null. */
+  get(partner: string, key: string): Promise<Intent | null> {
+    return getIntentWithAttempts(this.pool, partner, key);
+  }
+
+  /**
+   * Runs a local database effect once per (consumer, messageId), in the same transaction that records the
+   * message. A duplicate returns `{ duplicate: true }` without running the effect; a failed effect records nothing.
+   */
+  inbox<T>(consumer: string, messageId: string, effect: (manager: EntityManager) => Promise<T>): Promise<InboxResult<T>> {
+    this.assertOpen();
+    return runInInbox(this.dataSource, consumer, messageId, effect);
+  }
+
+  /** A multi-step process whose steps are intents keyed `${key}:${step}`. */
+  workflow(key: string): Workflow {
+    return new Workflow(this, key);
+  }
+
+  /**
+   * Retention: deletes settled intents (with their attempts) and inbox rows older than `olderThan` (the
+   * dedup window). Never touches anything in progress, unknown, or referenced by a discrepancy.
+   */
+  async purge(options: { olderThan: Duration; batchSize?: number }): Promise<{ intents: number; inbox: number }> {
+    const olderThanMs = toMilliseconds(options.olderThan, 'purge olderThan');
+    const batchSize = options.batchSize ?? 5_000;
+    let intents = 0;
+    for (let deleted = batchSize; deleted === batchSize; intents += deleted) {
+      deleted = await purgeSettledIntents(this.pool, olderThanMs, batchSize);
+    }
+    let inbox = 0;
+    for (let deleted = batchSize; deleted === batchSize; inbox += deleted) {
+      deleted = await purgeInbox(this.pool, olderThanMs, batchSize);
+    }
+    this.log.info({ intents, inbox, olderThanMs }, 'purged settled intents and inbox rows');
+    return { intents, inbox };
+  }
+
+  /** Waits briefly for late answers still being recorded, then releases the pool (and an embedded server). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const claim of this.activeClaims.values()) clearTimeout(claim.timer);
+    this.activeClaims.clear();
+    await Promise.race([Promise.allSettled([...this.lateAnswers]), delay(this.options.abortMarginMs)]);
+    await this.release();
+  }
+
+  private async fail(
+    spec: IntentSpec,
+    intentId: string,
+    attempt: number,
+    classification: Classification,
+    cause?: unknown,
+  ): Promise<never> {
+    const context = { partner: spec.partner, key: spec.key, intentId, cause };
+    const logContext = { partner: spec.partner, key: spec.key, intentId, attempt };
+    switch (classification.outcome) {
+      case 'rejected':
+        await this.reject(intentId, attempt, classification.reason);
+        this.log.info({ ...logContext, reason: classification.reason.message }, 'partner rejected the call');
+        throw new IntentRejectedError({ ...context, reason: classification.reason, replayed: false });
+      case 'not_executed':
+        await this.notExecuted(intentId, attempt, classification.detail);
+        this.log.info({ ...logContext, detail: classification.detail }, 'call not executed; safe to retry');
+        throw new IntentNotExecutedError({ ...context, attempt, detail: classification.detail });
+      case 'unknown':
+        this.metrics.unknownOutcomes.inc({ partner: spec.partner });
+        // If even this write fails, the intent stays in progress and is treated as unknown once its lease
+        // ends: the caller's answer is the same either way.
+        await this.unknown(intentId, attempt, classification.detail).catch((error: unknown) =>
+          this.log.error({ ...logContext, err: errorSummary(error) }, 'could not record unknown outcome'),
+        );
+        this.log.warn({ ...logContext, detail: classification.detail }, 'outcome unknown; waiting for reconciliation');
+        throw new IntentOutcomeUnknownError({ ...context, attempt, detail: classification.detail });
+    }
+  }
+
+  private async settleFailure(intentId: string, attempt: number, outcome: FailedOutcome, reason: Json): Promise<boolean> {
+    this.disarm(intentId, attempt);
+    const applied = await this.database(`recording ${outcome}`, { intentId }, () =>
+      settleAttemptWithoutExecution(this.pool, { intentId, attempt, outcome, reason, by: 'caller' }),
+    );
+    if (!applied) this.log.warn({ intentId, attempt, outcome }, 'stale attempt: outcome not recorded (already settled)');
+    return applied;
+  }
+
+  private async raiseLateCompletion(
+    intent: Intent,
+    attempt: number,
+    partnerReference: string | null,
+    response: Json | null,
+  ): Promise<never> {
+    await recordLateAnswer(this.pool, { intentId: intent.id, attempt, partnerReference, response });
+    const discrepancyId = await raiseDiscrepancy(this.pool, {
+      kind: 'late_completion',
+      partner: intent.partner,
+      intentId: intent.id,
+      attempt,
+      runId: null,
+      reference: intent.reference,
+      partnerReference,
+      amountAtRisk: intent.amount,
+      currency: intent.currency,
+      summary:
+        `The partner confirmed attempt ${attempt} after the intent was settled as ${intent.status}` +
+        ` (attempt ${intent.attempt}); it may have executed more than once.`,
+      details: { lateAttempt: attempt, settledStatus: intent.status, settledAttempt: intent.attempt, response },
+      dedupeKey: `late_completion:${intent.id}:${attempt}`,
+      actor: 'ledger',
+    });
+    this.log.error({ partner: intent.partner, key: intent.key, intentId: intent.id, attempt, discrepancyId }, 'late completion raised');
+    throw new LateCompletionError({
+      partner: intent.partner,
+      key: intent.key,
+      intentId: intent.id,
+      attempt,
+      discrepancyId,
+      settledAs: intent.status,
+    });
+  }
+
+  private listenForLateAnswer(spec: IntentSpec, intentId: string, attempt: number, callPromise: Promise<CallResult>): void {
+    const late = callPromise.then(
+      async (value) => {
+        try {
+          await this.complete(intentId, attempt, value);
+          this.log.warn({ partner: spec.partner, key: spec.key, intentId, attempt }, 'late answer recorded after abort');
+        } catch (error) {
+          this.log.error({ partner: spec.partner, key: spec.key, intentId, attempt, err: errorSummary(error) }, 'late answer');
+        }
+      },
+      () => undefined, // a late failure changes nothing: the intent is already unknown
+    );
+    this.lateAnswers.add(late);
+    void late.finally(() => this.lateAnswers.delete(late));
+  }
+
+  /** Starts the timer that aborts the call before its lease ends. */
+  private arm(intentId: string, attempt: number, sentAt: number): AbortSignal {
+    const controller = new AbortController();
+    const fireAt = sentAt + this.options.leaseMs - this.options.abortMarginMs;
+    const timer = setTimeout(() => {
+      this.activeClaims.delete(`${intentId}:${attempt}`);
+      controller.abort(new LeaseEndingError(intentId, attempt));
+    }, Math.max(0, fireAt - Date.now()));
+    timer.unref();
+    this.activeClaims.set(`${intentId}:${attempt}`, { timer });
+    return controller.signal;
+  }
+
+  private disarm(intentId: string, attempt: number): void {
+    const claim = this.activeClaims.get(`${intentId}:${attempt}`);
+    if (!claim) return;
+    clearTimeout(claim.timer);
+    this.activeClaims.delete(`${intentId}:${attempt}`);
+  }
+
+  private async withCompletionRetries<T>(intentId: string, attempt: number, write: () => Promise<T>): Promise<T> {
+    for (let retry = 0; ; retry++) {
+      try {
+        return await write();
+      } catch (error) {
+        if (!isConnectionError(error) || retry >= COMPLETION_RETRY_DELAYS_MS.length) {
+          this.log.error({ intentId, attempt, err: errorSummary(error) }, 'could not record completion; reconciliation will');
+          throw new IntentOutcomeUnknownError({
+            intentId,
+            attempt,
+            cause: error,
+            detail: 'the partner answered but the ledger could not record it; reconciliation will settle it',
+          });
+        }
+        await delay(COMPLETION_RETRY_DELAYS_MS[retry]);
+      }
+    }
+  }
+
+  private async database<T>(during: string, context: { partner?: string; key?: string; intentId?: string }, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      throw new LedgerUnavailableError({ ...context, during, cause: error });
+    }
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('the ledger is closed');
+  }
+}
+
+/** The reason a callback's signal carries when the lease is about to end. */
+export class LeaseEndingError extends Error {
+  override readonly name = 'AbortError';
+  constructor(intentId: string, attempt: number) {
+    super(`lease of intent ${intentId} attempt ${attempt} is ending`);
+  }
+}
+
+interface ValidatedSpec {
+  partner: string;
+  operation: string;
+  key: string;
+  reference: string | null;
+  amount: string | null;
+  currency: string | null;
+  partnerHonoursKey: boolean;
+}
+
+function validateSpec(spec: IntentSpec): ValidatedSpec {
+  for (const field of ['partner', 'operation', 'key'] as const) {
+    if (typeof spec[field] !== 'string' || spec[field].length === 0) {
+      throw new TypeError(`intent ${field} must be a non-empty string`);
+    }
+  }
+  return {
+    partner: spec.partner,
+    operation: spec.operation,
+    key: spec.key,
+    reference: spec.reference ?? null,
+    amount: spec.amount === undefined ? null : assertAmount(spec.amount),
+    currency: spec.currency === undefined ? null : assertCurrency(spec.currency),
+    partnerHonoursKey: spec.partnerHonoursKey ?? false,
+  };
+}
+
+function whenAborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/** Errors worth retrying a write for: the connection, not the statement, failed. */
+function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  if (typeof code === 'string' && (/^(08|57P0)/.test(code) || /^E(CONN|PIPE|TIMEDOUT|HOSTUNREACH)/.test(code))) return true;
+  const message = error instanceof Error ? error.message : '';
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
+    message,
+  );
+}
+
+/** What is safe to log of an error: its class, code and message; never request configs or headers. */
+export function errorSummary(error: unknown): { name?: string; code?: unknown; message: string } {
+  if (error instanceof Error) return { name: error.name, code: (error as { code?: unknown }).code, message: error.message };
+  return { message: String(error) };
+}

@@ -1,0 +1,68 @@
+import { hostname } from 'node:os';
+import type { DataSource } from 'typeorm';
+import { type Classifier, defaultClassify } from './classify.js';
+import { createDefaultLogger, type Logger } from './logger.js';
+
+export interface LedgerOptions {
+  /**
+   * PostgreSQL connection string. Ignored when `dataSource` is given.
+   * @default process.env.DATABASE_URL, else an embedded PostgreSQL under `embeddedDataDir`
+   */
+  databaseUrl?: string;
+  /** An initialised or uninitialised TypeORM data source for PostgreSQL to use instead of opening one. */
+  dataSource?: DataSource;
+  /**
+   * How long an attempt may run before others may look at it. The callback's signal fires earlier
+   * (see `abortMarginMs`), so a call never outlives its lease.
+   * @default 30000
+   */
+  leaseMs?: number;
+  /**
+   * How long before the lease ends the signal fires, leaving time to record the outcome.
+   * @default 10% of leaseMs, between 50 ms and 5 s
+   */
+  abortMarginMs?: number;
+  /** Recorded on every attempt, to tell which worker made it. @default `${hostname}:${pid}` */
+  owner?: string;
+  /** Decides what a callback's error means. @default defaultClassify (axios and Node network errors) */
+  classify?: Classifier;
+  /** pino-compatible logger. @default pino at LOG_LEVEL or 'info' */
+  logger?: Logger;
+  /** Apply pending migrations on start. @default true */
+  migrate?: boolean;
+  /** Where the embedded PostgreSQL keeps its data when no URL is given. @default '.data/postgres' */
+  embeddedDataDir?: string;
+  /** Connection pool size. @default 10 */
+  poolSize?: number;
+}
+
+/** Options with every default applied, in this one place. */
+export interface ResolvedLedgerOptions {
+  leaseMs: number;
+  abortMarginMs: number;
+  owner: string;
+  classify: Classifier;
+  logger: Logger;
+  migrate: boolean;
+  embeddedDataDir: string;
+  poolSize: number;
+}
+
+export function resolveLedgerOptions(options: LedgerOptions): ResolvedLedgerOptions {
+  const leaseMs = options.leaseMs ?? 30_000;
+  if (!Number.isInteger(leaseMs) || leaseMs < 100) {
+    throw new RangeError(`leaseMs must be a whole number of milliseconds, at least 100 (got ${leaseMs})`);
+  }
+  const abortMarginMs = options.abortMarginMs ?? Math.min(5_000, Math.max(50, Math.round(leaseMs * 0.1)));
+  if (abortMarginMs >= leaseMs) throw new RangeError(`abortMarginMs (${abortMarginMs}) must be below leaseMs (${leaseMs})`);
+  return {
+    leaseMs,
+    abortMarginMs,
+    owner: options.owner ?? `${hostname()}:${process.pid}`,
+    classify: options.classify ?? defaultClassify,
+    logger: options.logger ?? createDefaultLogger(),
+    migrate: options.migrate ?? true,
+    embeddedDataDir: options.embeddedDataDir ?? '.data/postgres',
+    poolSize: options.poolSize ?? 10,
+  };
+}

@@ -1,0 +1,21 @@
+import { createLedger } from '../../src/createLedger.js';
+import type { Ledger } from '../../src/ledger.js';
+import type { Logger } from '../../src/logger.js';
+import type { LedgerOptions } from '../../src/options.js';
+
+/** A logger that records entries, so tests can assert what was (and was not) logged. */
+export function capturingLogger(entries: { level: string; object: object; message: string }[] = []): Logger {
+  const make = (bindings: Record<string, unknown>): Logger => ({
+    debug: (object, message) => entries.push({ level: 'debug', object: { ...bindings, ...object }, message }),
+    info: (object, message) => entries.push({ level: 'info', object: { ...bindings, ...object }, message }),
+    warn: (object, message) => entries.push({ level: 'warn', object: { ...bindings, ...object }, message }),
+    error: (object, message) => entries.push({ level: 'error', object: { ...bindings, ...object }, message }),
+    child: (more) => make({ ...bindings, ...more }),
+  });
+  return make({});
+}
+
+/** A ledger on a test database; the schema is already there (cloned template). */
+export function testLedger(url: string, options: Omit<LedgerOptions, 'databaseUrl'> = {}): Promise<Ledger> {
+  return createLedger({ databaseUrl: url, migrate: false, logger: capturingLogger(), ...options });
+}
