@@ -50,8 +50,12 @@ export class IntentLedger1000000000001 implements MigrationInterface {
       CREATE INDEX intents_unsettled ON intents (partner, lease_expires_at)
         WHERE status IN ('in_progress', 'unknown')`);
     await queryRunner.query('CREATE INDEX intents_partner_reference ON intents (partner, reference)');
-    await queryRunner.query('CREATE INDEX intents_partner_partner_reference ON intents (partner, partner_reference)');
-    await queryRunner.query('CREATE INDEX intents_settled_at ON intents (settled_at) WHERE settled_at IS NOT NULL');
+    await queryRunner.query(
+      'CREATE INDEX intents_partner_partner_reference ON intents (partner, partner_reference)',
+    );
+    await queryRunner.query(
+      'CREATE INDEX intents_settled_at ON intents (settled_at) WHERE settled_at IS NOT NULL',
+    );
 
     await queryRunner.query(`
       CREATE TABLE intent_attempts (
@@ -94,8 +98,12 @@ export class IntentLedger1000000000001 implements MigrationInterface {
         updated_at        timestamptz NOT NULL DEFAULT now(),
         CONSTRAINT discrepancies_dedupe_key_unique UNIQUE (dedupe_key)
       )`);
-    await queryRunner.query('CREATE INDEX discrepancies_status_partner ON discrepancies (status, partner, created_at)');
-    await queryRunner.query('CREATE INDEX discrepancies_intent ON discrepancies (intent_id) WHERE intent_id IS NOT NULL');
+    await queryRunner.query(
+      'CREATE INDEX discrepancies_status_partner ON discrepancies (status, partner, created_at)',
+    );
+    await queryRunner.query(
+      'CREATE INDEX discrepancies_intent ON discrepancies (intent_id) WHERE intent_id IS NOT NULL',
+    );
     await queryRunner.query(`
       CREATE TABLE discrepancy_history (
         id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -107,7 +115,9 @@ export class IntentLedger1000000000001 implements MigrationInterface {
         assignee        text,
         at              timestamptz NOT NULL DEFAULT now()
       )`);
-    await queryRunner.query('CREATE INDEX discrepancy_history_discrepancy ON discrepancy_history (discrepancy_id, id)');
+    await queryRunner.query(
+      'CREATE INDEX discrepancy_history_discrepancy ON discrepancy_history (discrepancy_id, id)',
+    );
     // History is append-only: enforced here, not by convention.
     await queryRunner.query(`
       CREATE FUNCTION discrepancy_history_append_only() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -1,4 +1,5 @@
 import { IntentLedger1000000000001 } from './0001-intent-ledger.js';
+import { Reconciliation1000000000002 } from './0002-reconciliation.js';
 
 /** Every migration, in order. A new migration is a new numbered file plus one line here. */
-export const migrations = [IntentLedger1000000000001];
+export const migrations = [IntentLedger1000000000001, Reconciliation1000000000002];

@@ -36,13 +36,17 @@ const NEVER_SENT_CODES = new Set([
  */
 export const defaultClassify: Classifier = (error) => {
   if (error instanceof PartnerRejected) {
-    return { outcome: 'rejected', reason: compact({ message: error.message, code: error.partnerCode, details: error.details }) };
+    return {
+      outcome: 'rejected',
+      reason: compact({ message: error.message, code: error.partnerCode, details: error.details }),
+    };
   }
   if (error instanceof PartnerNotExecuted) return { outcome: 'not_executed', detail: error.message };
 
   const status = httpStatusOf(error);
   if (status !== undefined) {
-    if (status === 429) return { outcome: 'not_executed', detail: 'partner answered HTTP 429 (rate limited)' };
+    if (status === 429)
+      return { outcome: 'not_executed', detail: 'partner answered HTTP 429 (rate limited)' };
     if (status === 408) return { outcome: 'unknown', detail: 'partner answered HTTP 408 (request timeout)' };
     if (status >= 400 && status < 500) {
       return { outcome: 'rejected', reason: { message: `partner answered HTTP ${status}`, status } };
@@ -65,8 +69,16 @@ function httpStatusOf(error: unknown): number | undefined {
 
 /** Node errors carry `code`; fetch (undici) wraps them in `cause`. */
 function networkCodeOf(error: unknown): string | undefined {
-  for (let current: unknown = error, depth = 0; isObject(current) && depth < 4; current = current.cause, depth++) {
-    if (typeof current.code === 'string' && current.code !== 'ERR_BAD_RESPONSE' && current.code !== 'ERR_BAD_REQUEST') {
+  for (
+    let current: unknown = error, depth = 0;
+    isObject(current) && depth < 4;
+    current = current.cause, depth++
+  ) {
+    if (
+      typeof current.code === 'string' &&
+      current.code !== 'ERR_BAD_RESPONSE' &&
+      current.code !== 'ERR_BAD_REQUEST'
+    ) {
       return current.code;
     }
   }
@@ -74,7 +86,8 @@ function networkCodeOf(error: unknown): string | undefined {
 }
 
 function describeUnknown(error: unknown): string {
-  if (error instanceof Error) return error.name === 'AbortError' ? 'aborted' : `${error.name}: ${error.message}`;
+  if (error instanceof Error)
+    return error.name === 'AbortError' ? 'aborted' : `${error.name}: ${error.message}`;
   return 'unrecognised failure';
 }
 

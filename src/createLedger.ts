@@ -36,7 +36,8 @@ export async function openDatabase(
 ): Promise<OpenedDatabase> {
   if (options.dataSource) {
     const dataSource = options.dataSource;
-    if (dataSource.options.type !== 'postgres') throw new TypeError('the ledger needs a PostgreSQL data source');
+    if (dataSource.options.type !== 'postgres')
+      throw new TypeError('the ledger needs a PostgreSQL data source');
     const initialisedHere = !dataSource.isInitialized;
     if (initialisedHere) await dataSource.initialize();
     return { dataSource, release: async () => (initialisedHere ? dataSource.destroy() : undefined) };

@@ -10,6 +10,7 @@ export function toMilliseconds(duration: Duration, what: string): number {
     throw new RangeError(`${what}: ${duration} is not a whole, non-negative number of milliseconds`);
   }
   const match = /^\s*(\d+)\s*(ms|s|m|h|d)\s*$/.exec(duration);
-  if (!match) throw new RangeError(`${what}: "${duration}" is not a duration; use forms like 500ms, 30s, 15m, 2h, 3d`);
+  if (!match)
+    throw new RangeError(`${what}: "${duration}" is not a duration; use forms like 500ms, 30s, 15m, 2h, 3d`);
   return Number(match[1]) * UNIT_MS[match[2]];
 }

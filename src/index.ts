@@ -7,7 +7,7 @@ export { createLedger } from './createLedger.js';
 export type { Duration } from './duration.js';
 export * from './errors/index.js';
 export type { InboxResult } from './inbox.js';
-export { Ledger, LeaseEndingError } from './ledger.js';
+export { LeaseEndingError, Ledger } from './ledger.js';
 export type { Logger } from './logger.js';
 export type { LedgerMetrics } from './metrics.js';
 export type { LedgerOptions } from './options.js';

@@ -86,7 +86,10 @@ export class Ledger {
     // The callback ignored the signal. The lease is about to end: record "unknown" while we still hold it,
     // but keep listening, because a late success is still the truth (invariant 4).
     this.listenForLateAnswer(spec, intentId, attempt, callPromise);
-    return this.fail(spec, intentId, attempt, { outcome: 'unknown', detail: 'the call outlived its lease and was aborted' });
+    return this.fail(spec, intentId, attempt, {
+      outcome: 'unknown',
+      detail: 'the call outlived its lease and was aborted',
+    });
   }
 
   /**
@@ -119,7 +122,10 @@ export class Ledger {
       if (claimed) {
         this.metrics.claims.inc(labels);
         const signal = this.arm(claimed.id, claimed.attempt, sentAt);
-        this.log.info({ partner: spec.partner, key: spec.key, intentId: claimed.id, attempt: claimed.attempt }, 'intent claimed');
+        this.log.info(
+          { partner: spec.partner, key: spec.key, intentId: claimed.id, attempt: claimed.attempt },
+          'intent claimed',
+        );
         return {
           kind: 'claimed',
           intentId: claimed.id,
@@ -129,7 +135,9 @@ export class Ledger {
           signal,
         };
       }
-      const existing = await this.database('reading the intent', spec, () => findIntent(this.pool, spec.partner, spec.key));
+      const existing = await this.database('reading the intent', spec, () =>
+        findIntent(this.pool, spec.partner, spec.key),
+      );
       if (!existing) continue; // purged between the two statements: claim again
       const context = { partner: spec.partner, key: spec.key, intentId: existing.id };
       if (existing.fingerprint !== print) {
@@ -139,7 +147,10 @@ export class Ledger {
       switch (existing.status) {
         case IntentStatus.Completed:
           this.metrics.replays.inc(labels);
-          this.log.info({ ...context, attempt: existing.attempt }, 'duplicate suppressed: replaying stored result');
+          this.log.info(
+            { ...context, attempt: existing.attempt },
+            'duplicate suppressed: replaying stored result',
+          );
           return {
             kind: 'replay',
             result: {
@@ -153,7 +164,11 @@ export class Ledger {
           };
         case IntentStatus.Rejected:
           this.metrics.replays.inc(labels);
-          throw new IntentRejectedError({ ...context, reason: existing.reason as RejectionReason, replayed: true });
+          throw new IntentRejectedError({
+            ...context,
+            reason: existing.reason as RejectionReason,
+            replayed: true,
+          });
         case IntentStatus.InProgress:
           if (existing.lease_running) {
             this.metrics.inFlightRefusals.inc(labels);
@@ -194,7 +209,14 @@ export class Ledger {
     );
     if (row) {
       this.log.info({ intentId, attempt }, 'intent completed');
-      return { intentId, status: 'completed', replayed: false, attempt: row.attempt, partnerReference, response };
+      return {
+        intentId,
+        status: 'completed',
+        replayed: false,
+        attempt: row.attempt,
+        partnerReference,
+        response,
+      };
     }
     const intent = await getIntentById(this.pool, intentId);
     if (!intent) throw new RangeError(`complete: intent ${intentId} does not exist`);
@@ -241,7 +263,11 @@ export class Ledger {
    * Runs a local database effect once per (consumer, messageId), in the same transaction that records the
    * message. A duplicate returns `{ duplicate: true }` without running the effect; a failed effect records nothing.
    */
-  inbox<T>(consumer: string, messageId: string, effect: (manager: EntityManager) => Promise<T>): Promise<InboxResult<T>> {
+  inbox<T>(
+    consumer: string,
+    messageId: string,
+    effect: (manager: EntityManager) => Promise<T>,
+  ): Promise<InboxResult<T>> {
     this.assertOpen();
     return runInInbox(this.dataSource, consumer, messageId, effect);
   }
@@ -255,7 +281,10 @@ export class Ledger {
    * Retention: deletes settled intents (with their attempts) and inbox rows older than `olderThan` (the
    * dedup window). Never touches anything in progress, unknown, or referenced by a discrepancy.
    */
-  async purge(options: { olderThan: Duration; batchSize?: number }): Promise<{ intents: number; inbox: number }> {
+  async purge(options: {
+    olderThan: Duration;
+    batchSize?: number;
+  }): Promise<{ intents: number; inbox: number }> {
     const olderThanMs = toMilliseconds(options.olderThan, 'purge olderThan');
     const batchSize = options.batchSize ?? 5_000;
     let intents = 0;
@@ -305,17 +334,26 @@ export class Ledger {
         await this.unknown(intentId, attempt, classification.detail).catch((error: unknown) =>
           this.log.error({ ...logContext, err: errorSummary(error) }, 'could not record unknown outcome'),
         );
-        this.log.warn({ ...logContext, detail: classification.detail }, 'outcome unknown; waiting for reconciliation');
+        this.log.warn(
+          { ...logContext, detail: classification.detail },
+          'outcome unknown; waiting for reconciliation',
+        );
         throw new IntentOutcomeUnknownError({ ...context, attempt, detail: classification.detail });
     }
   }
 
-  private async settleFailure(intentId: string, attempt: number, outcome: FailedOutcome, reason: Json): Promise<boolean> {
+  private async settleFailure(
+    intentId: string,
+    attempt: number,
+    outcome: FailedOutcome,
+    reason: Json,
+  ): Promise<boolean> {
     this.disarm(intentId, attempt);
     const applied = await this.database(`recording ${outcome}`, { intentId }, () =>
       settleAttemptWithoutExecution(this.pool, { intentId, attempt, outcome, reason, by: 'caller' }),
     );
-    if (!applied) this.log.warn({ intentId, attempt, outcome }, 'stale attempt: outcome not recorded (already settled)');
+    if (!applied)
+      this.log.warn({ intentId, attempt, outcome }, 'stale attempt: outcome not recorded (already settled)');
     return applied;
   }
 
@@ -339,11 +377,19 @@ export class Ledger {
       summary:
         `The partner confirmed attempt ${attempt} after the intent was settled as ${intent.status}` +
         ` (attempt ${intent.attempt}); it may have executed more than once.`,
-      details: { lateAttempt: attempt, settledStatus: intent.status, settledAttempt: intent.attempt, response },
+      details: {
+        lateAttempt: attempt,
+        settledStatus: intent.status,
+        settledAttempt: intent.attempt,
+        response,
+      },
       dedupeKey: `late_completion:${intent.id}:${attempt}`,
       actor: 'ledger',
     });
-    this.log.error({ partner: intent.partner, key: intent.key, intentId: intent.id, attempt, discrepancyId }, 'late completion raised');
+    this.log.error(
+      { partner: intent.partner, key: intent.key, intentId: intent.id, attempt, discrepancyId },
+      'late completion raised',
+    );
     throw new LateCompletionError({
       partner: intent.partner,
       key: intent.key,
@@ -354,14 +400,25 @@ export class Ledger {
     });
   }
 
-  private listenForLateAnswer(spec: IntentSpec, intentId: string, attempt: number, callPromise: Promise<CallResult>): void {
+  private listenForLateAnswer(
+    spec: IntentSpec,
+    intentId: string,
+    attempt: number,
+    callPromise: Promise<CallResult>,
+  ): void {
     const late = callPromise.then(
       async (value) => {
         try {
           await this.complete(intentId, attempt, value);
-          this.log.warn({ partner: spec.partner, key: spec.key, intentId, attempt }, 'late answer recorded after abort');
+          this.log.warn(
+            { partner: spec.partner, key: spec.key, intentId, attempt },
+            'late answer recorded after abort',
+          );
         } catch (error) {
-          this.log.error({ partner: spec.partner, key: spec.key, intentId, attempt, err: errorSummary(error) }, 'late answer');
+          this.log.error(
+            { partner: spec.partner, key: spec.key, intentId, attempt, err: errorSummary(error) },
+            'late answer',
+          );
         }
       },
       () => undefined, // a late failure changes nothing: the intent is already unknown
@@ -374,10 +431,13 @@ export class Ledger {
   private arm(intentId: string, attempt: number, sentAt: number): AbortSignal {
     const controller = new AbortController();
     const fireAt = sentAt + this.options.leaseMs - this.options.abortMarginMs;
-    const timer = setTimeout(() => {
-      this.activeClaims.delete(`${intentId}:${attempt}`);
-      controller.abort(new LeaseEndingError(intentId, attempt));
-    }, Math.max(0, fireAt - Date.now()));
+    const timer = setTimeout(
+      () => {
+        this.activeClaims.delete(`${intentId}:${attempt}`);
+        controller.abort(new LeaseEndingError(intentId, attempt));
+      },
+      Math.max(0, fireAt - Date.now()),
+    );
     timer.unref();
     this.activeClaims.set(`${intentId}:${attempt}`, { timer });
     return controller.signal;
@@ -390,13 +450,20 @@ export class Ledger {
     this.activeClaims.delete(`${intentId}:${attempt}`);
   }
 
-  private async withCompletionRetries<T>(intentId: string, attempt: number, write: () => Promise<T>): Promise<T> {
+  private async withCompletionRetries<T>(
+    intentId: string,
+    attempt: number,
+    write: () => Promise<T>,
+  ): Promise<T> {
     for (let retry = 0; ; retry++) {
       try {
         return await write();
       } catch (error) {
         if (!isConnectionError(error) || retry >= COMPLETION_RETRY_DELAYS_MS.length) {
-          this.log.error({ intentId, attempt, err: errorSummary(error) }, 'could not record completion; reconciliation will');
+          this.log.error(
+            { intentId, attempt, err: errorSummary(error) },
+            'could not record completion; reconciliation will',
+          );
           throw new IntentOutcomeUnknownError({
             intentId,
             attempt,
@@ -409,7 +476,11 @@ export class Ledger {
     }
   }
 
-  private async database<T>(during: string, context: { partner?: string; key?: string; intentId?: string }, work: () => Promise<T>): Promise<T> {
+  private async database<T>(
+    during: string,
+    context: { partner?: string; key?: string; intentId?: string },
+    work: () => Promise<T>,
+  ): Promise<T> {
     try {
       return await work();
     } catch (error) {
@@ -469,7 +540,11 @@ function delay(ms: number): Promise<void> {
 /** Errors worth retrying a write for: the connection, not the statement, failed. */
 function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: unknown })?.code;
-  if (typeof code === 'string' && (/^(08|57P0)/.test(code) || /^E(CONN|PIPE|TIMEDOUT|HOSTUNREACH)/.test(code))) return true;
+  if (
+    typeof code === 'string' &&
+    (/^(08|57P0)/.test(code) || /^E(CONN|PIPE|TIMEDOUT|HOSTUNREACH)/.test(code))
+  )
+    return true;
   const message = error instanceof Error ? error.message : '';
   return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
     message,
@@ -478,6 +553,7 @@ function isConnectionError(error: unknown): boolean {
 
 /** What is safe to log of an error: its class, code and message; never request configs or headers. */
 export function errorSummary(error: unknown): { name?: string; code?: unknown; message: string } {
-  if (error instanceof Error) return { name: error.name, code: (error as { code?: unknown }).code, message: error.message };
+  if (error instanceof Error)
+    return { name: error.name, code: (error as { code?: unknown }).code, message: error.message };
   return { message: String(error) };
 }

@@ -18,7 +18,14 @@ export function createDefaultLogger(name = 'intent-ledger'): Logger {
     name,
     level: process.env.LOG_LEVEL ?? 'info',
     redact: {
-      paths: ['token', '*.token', 'headers.authorization', '*.headers.authorization', 'config.headers', 'password'],
+      paths: [
+        'token',
+        '*.token',
+        'headers.authorization',
+        '*.headers.authorization',
+        'config.headers',
+        'password',
+      ],
       censor: '[redacted]',
     },
   });

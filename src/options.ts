@@ -54,7 +54,8 @@ export function resolveLedgerOptions(options: LedgerOptions): ResolvedLedgerOpti
     throw new RangeError(`leaseMs must be a whole number of milliseconds, at least 100 (got ${leaseMs})`);
   }
   const abortMarginMs = options.abortMarginMs ?? Math.min(5_000, Math.max(50, Math.round(leaseMs * 0.1)));
-  if (abortMarginMs >= leaseMs) throw new RangeError(`abortMarginMs (${abortMarginMs}) must be below leaseMs (${leaseMs})`);
+  if (abortMarginMs >= leaseMs)
+    throw new RangeError(`abortMarginMs (${abortMarginMs}) must be below leaseMs (${leaseMs})`);
   return {
     leaseMs,
     abortMarginMs,

@@ -11,7 +11,10 @@ export class IntentNotExecutedError extends LedgerError {
   readonly retryable = true;
 
   constructor(context: LedgerErrorContext & { attempt: number; detail: string }) {
-    super(`${context.partner}/${context.key}: attempt ${context.attempt} was not executed (${context.detail}); safe to retry`, context);
+    super(
+      `${context.partner}/${context.key}: attempt ${context.attempt} was not executed (${context.detail}); safe to retry`,
+      context,
+    );
     this.attempt = context.attempt;
   }
 }

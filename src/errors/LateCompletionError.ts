@@ -12,7 +12,9 @@ export class LateCompletionError extends LedgerError {
   /** The discrepancy raised for it (null when the same late answer was already raised). */
   readonly discrepancyId: string | null;
 
-  constructor(context: LedgerErrorContext & { attempt: number; discrepancyId: string | null; settledAs: string }) {
+  constructor(
+    context: LedgerErrorContext & { attempt: number; discrepancyId: string | null; settledAs: string },
+  ) {
     super(
       `${context.partner}/${context.key}: the partner's success for attempt ${context.attempt} arrived after the intent ` +
         `was settled as ${context.settledAs}; raised as a late_completion discrepancy for review`,

@@ -18,7 +18,13 @@ export interface CompletedRow {
  */
 export async function completeAttempt(
   db: Queryable,
-  input: { intentId: string; attempt: number; partnerReference: string | null; response: Json | null; by: string },
+  input: {
+    intentId: string;
+    attempt: number;
+    partnerReference: string | null;
+    response: Json | null;
+    by: string;
+  },
 ): Promise<CompletedRow | undefined> {
   const result = await db.query<CompletedRow>(
     `WITH done AS (
@@ -35,7 +41,13 @@ export async function completeAttempt(
           AND EXISTS (SELECT 1 FROM done)
      )
      SELECT * FROM done`,
-    [input.intentId, input.attempt, input.partnerReference, input.response === null ? null : JSON.stringify(input.response), input.by],
+    [
+      input.intentId,
+      input.attempt,
+      input.partnerReference,
+      input.response === null ? null : JSON.stringify(input.response),
+      input.by,
+    ],
   );
   return result.rows[0];
 }

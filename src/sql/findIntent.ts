@@ -7,7 +7,11 @@ export interface FoundIntentRow extends IntentRow {
 }
 
 /** The intent recorded for (partner, key), if any. */
-export async function findIntent(db: Queryable, partner: string, key: string): Promise<FoundIntentRow | undefined> {
+export async function findIntent(
+  db: Queryable,
+  partner: string,
+  key: string,
+): Promise<FoundIntentRow | undefined> {
   const result = await db.query<FoundIntentRow>(
     `SELECT i.*, coalesce(i.lease_expires_at > now(), false) AS lease_running
        FROM intents i WHERE i.partner = $1 AND i.key = $2`,

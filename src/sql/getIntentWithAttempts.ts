@@ -3,8 +3,15 @@ import { type AttemptRow, type IntentRow, toIntent } from './intentRow.js';
 import type { Queryable } from './queryable.js';
 
 /** The intent for (partner, key) with every attempt, oldest first; `null` when there is none. */
-export async function getIntentWithAttempts(db: Queryable, partner: string, key: string): Promise<Intent | null> {
-  const intent = await db.query<IntentRow>('SELECT * FROM intents WHERE partner = $1 AND key = $2', [partner, key]);
+export async function getIntentWithAttempts(
+  db: Queryable,
+  partner: string,
+  key: string,
+): Promise<Intent | null> {
+  const intent = await db.query<IntentRow>('SELECT * FROM intents WHERE partner = $1 AND key = $2', [
+    partner,
+    key,
+  ]);
   const row = intent.rows[0];
   if (!row) return null;
   const attempts = await db.query<AttemptRow>(

@@ -5,7 +5,11 @@ import type { Queryable } from './queryable.js';
  * (finance may still need it, and the foreign key would refuse anyway). Batches keep each transaction short
  * so purging a large backlog never blocks claims for long. Returns how many were deleted.
  */
-export async function purgeSettledIntents(db: Queryable, olderThanMs: number, batchSize: number): Promise<number> {
+export async function purgeSettledIntents(
+  db: Queryable,
+  olderThanMs: number,
+  batchSize: number,
+): Promise<number> {
   const result = await db.query(
     `DELETE FROM intents WHERE id IN (
        SELECT i.id FROM intents i

@@ -14,6 +14,11 @@ export async function recordLateAnswer(
     `UPDATE intent_attempts
         SET outcome = 'completed', ended_at = coalesce(ended_at, now()), partner_reference = $3, response = $4::jsonb
       WHERE intent_id = $1 AND attempt = $2 AND (outcome IS NULL OR outcome = 'unknown')`,
-    [input.intentId, input.attempt, input.partnerReference, input.response === null ? null : JSON.stringify(input.response)],
+    [
+      input.intentId,
+      input.attempt,
+      input.partnerReference,
+      input.response === null ? null : JSON.stringify(input.response),
+    ],
   );
 }

@@ -60,8 +60,17 @@ describe('ledger.run: behaviour by what is recorded for (partner, key)', () => {
       partnerReference: 'NSU-1',
       response: { approved: true },
     });
-    const row = await sql.query('SELECT status, attempt, partner_reference, amount::text, currency, settled_at FROM intents WHERE key = $1', [s.key]);
-    expect(row.rows[0]).to.include({ status: 'completed', attempt: 1, partner_reference: 'NSU-1', amount: '10.00', currency: 'BRL' });
+    const row = await sql.query(
+      'SELECT status, attempt, partner_reference, amount::text, currency, settled_at FROM intents WHERE key = $1',
+      [s.key],
+    );
+    expect(row.rows[0]).to.include({
+      status: 'completed',
+      attempt: 1,
+      partner_reference: 'NSU-1',
+      amount: '10.00',
+      currency: 'BRL',
+    });
     expect(row.rows[0].settled_at).to.be.instanceOf(Date);
   });
 
@@ -108,9 +117,13 @@ describe('ledger.run: behaviour by what is recorded for (partner, key)', () => {
     const s = spec();
     const claim = await ledger.begin(s);
     if (claim.kind !== 'claimed') throw new Error('expected a claim');
-    await sql.query(`UPDATE intents SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [claim.intentId]);
+    await sql.query(`UPDATE intents SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [
+      claim.intentId,
+    ]);
     let called = 0;
-    const error = await ledger.run(s, async () => ({ partnerReference: String(++called) })).catch((e: unknown) => e);
+    const error = await ledger
+      .run(s, async () => ({ partnerReference: String(++called) }))
+      .catch((e: unknown) => e);
     expect(error).to.be.instanceOf(IntentOutcomeUnknownError);
     expect(error).to.include({ code: 'INTENT_OUTCOME_UNKNOWN', intentId: claim.intentId });
     expect(called).to.equal(0);
@@ -128,7 +141,9 @@ describe('ledger.run: behaviour by what is recorded for (partner, key)', () => {
     expect(intent?.status).to.equal('unknown');
     expect(intent?.attempts.map((a) => a.outcome)).to.deep.equal(['unknown']);
     let called = 0;
-    const again = await ledger.run(s, async () => ({ partnerReference: String(++called) })).catch((e: unknown) => e);
+    const again = await ledger
+      .run(s, async () => ({ partnerReference: String(++called) }))
+      .catch((e: unknown) => e);
     expect(again).to.be.instanceOf(IntentOutcomeUnknownError);
     expect(called).to.equal(0);
   });
@@ -166,11 +181,17 @@ describe('ledger.run: behaviour by what is recorded for (partner, key)', () => {
     expect(first).to.be.instanceOf(IntentRejectedError);
     expect(first).to.include({ code: 'INTENT_REJECTED', replayed: false });
     let called = 0;
-    const replay = await ledger.run(s, async () => ({ partnerReference: String(++called) })).catch((e: unknown) => e);
+    const replay = await ledger
+      .run(s, async () => ({ partnerReference: String(++called) }))
+      .catch((e: unknown) => e);
     expect(called).to.equal(0);
     expect(replay).to.be.instanceOf(IntentRejectedError);
     expect(replay).to.include({ replayed: true });
-    expect((replay as IntentRejectedError).reason).to.deep.equal({ message: 'card declined', code: '51', details: { brand: 'visa' } });
+    expect((replay as IntentRejectedError).reason).to.deep.equal({
+      message: 'card declined',
+      code: '51',
+      details: { brand: 'visa' },
+    });
   });
 
   for (const [label, change] of [
@@ -184,7 +205,9 @@ describe('ledger.run: behaviour by what is recorded for (partner, key)', () => {
       const s = spec();
       await ledger.run(s, async () => ({ partnerReference: 'P' }));
       let called = 0;
-      const error = await ledger.run({ ...s, ...change }, async () => ({ partnerReference: String(++called) })).catch((e: unknown) => e);
+      const error = await ledger
+        .run({ ...s, ...change }, async () => ({ partnerReference: String(++called) }))
+        .catch((e: unknown) => e);
       expect(error).to.be.instanceOf(IdempotencyKeyConflictError);
       expect(error).to.include({ code: 'IDEMPOTENCY_KEY_CONFLICT', key: s.key });
       expect(called).to.equal(0);
@@ -194,7 +217,9 @@ describe('ledger.run: behaviour by what is recorded for (partner, key)', () => {
   it('a conflict is detected while the first call is still in flight', async () => {
     const s = spec();
     await ledger.begin(s);
-    const error = await ledger.run({ ...s, payload: { other: true } }, async () => ({})).catch((e: unknown) => e);
+    const error = await ledger
+      .run({ ...s, payload: { other: true } }, async () => ({}))
+      .catch((e: unknown) => e);
     expect(error).to.be.instanceOf(IdempotencyKeyConflictError);
   });
 
@@ -223,7 +248,7 @@ describe('ledger.run: behaviour by what is recorded for (partner, key)', () => {
     expect((error as Error).message).to.match(/amount must be a decimal string/);
     const currency = await ledger.run(spec({ currency: 'brl' }), async () => ({})).catch((e: unknown) => e);
     expect((currency as Error).message).to.match(/currency must be an ISO 4217 code/);
-    expect((await ledger.get('acme-pay', bad.key))).to.equal(null);
+    expect(await ledger.get('acme-pay', bad.key)).to.equal(null);
   });
 
   it('keeps amounts exact: numeric in, the same decimal string out', async () => {

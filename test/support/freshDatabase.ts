@@ -26,7 +26,10 @@ export function useFreshDatabase(label = 'suite'): FreshDatabase {
   let failed = false;
   before(async () => {
     const adminUrl = requiredEnv('IL_TEST_ADMIN_URL');
-    state.name = `il_${label.replace(/[^a-z0-9]/gi, '_').toLowerCase().slice(0, 30)}_${process.pid}_${++counter}`;
+    state.name = `il_${label
+      .replace(/[^a-z0-9]/gi, '_')
+      .toLowerCase()
+      .slice(0, 30)}_${process.pid}_${++counter}`;
     await admin(adminUrl, `CREATE DATABASE ${state.name} TEMPLATE ${requiredEnv('IL_TEST_TEMPLATE')}`);
     state.url = withDatabase(adminUrl, state.name);
   });

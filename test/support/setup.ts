@@ -24,7 +24,10 @@ const templateName = `il_template_${process.pid}`;
 export async function mochaGlobalSetup(): Promise<void> {
   let adminUrl = process.env.TEST_DATABASE_URL;
   if (!adminUrl) {
-    embedded = await startEmbeddedPostgres({ dataDir: mkdtempSync(join(tmpdir(), 'intent-ledger-test-')), persistent: false });
+    embedded = await startEmbeddedPostgres({
+      dataDir: mkdtempSync(join(tmpdir(), 'intent-ledger-test-')),
+      persistent: false,
+    });
     adminUrl = embedded.url;
   }
   const admin = new Client({ connectionString: adminUrl });
@@ -33,7 +36,9 @@ export async function mochaGlobalSetup(): Promise<void> {
     await admin.query(`DROP DATABASE IF EXISTS ${templateName}`);
     await admin.query(`CREATE DATABASE ${templateName}`);
     const version = await admin.query<{ server_version: string }>('SHOW server_version');
-    console.log(`  test database: PostgreSQL ${version.rows[0].server_version} (${embedded ? 'embedded' : 'TEST_DATABASE_URL'})`);
+    console.log(
+      `  test database: PostgreSQL ${version.rows[0].server_version} (${embedded ? 'embedded' : 'TEST_DATABASE_URL'})`,
+    );
   } finally {
     await admin.end();
   }

@@ -1,0 +1,51 @@
+#!/usr/bin/env node
+import { demoCommand, demoUsage } from './commands/demoCommand.js';
+import { migrateCommand, migrateUsage } from './commands/migrateCommand.js';
+import { UsageError } from './usageError.js';
+
+/** Each command: a function from its arguments to an exit code, and one usage line. */
+const COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; usage: string }> = {
+  migrate: { run: migrateCommand, usage: migrateUsage },
+  demo: { run: demoCommand, usage: demoUsage },
+};
+
+function usage(): string {
+  return ['usage:', ...Object.values(COMMANDS).map((command) => `  ${command.usage}`)].join('\n');
+}
+
+/**
+ * Exit codes: 0 success, 1 the work failed, 2 the command line is wrong. Database settings come from
+ * `DATABASE_URL`; without it the embedded PostgreSQL under `.data/` is used.
+ */
+async function main(argv: string[]): Promise<number> {
+  const [name, ...args] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    console.log(usage());
+    return name ? 0 : 2;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    console.error(`unknown command "${name}"\n${usage()}`);
+    return 2;
+  }
+  try {
+    return await command.run(args);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(`${error.message}\n${usage()}`);
+      return 2;
+    }
+    console.error(`intent-ledger ${name} failed: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  },
+);
