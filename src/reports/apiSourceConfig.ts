@@ -1,0 +1,221 @@
+/**
+ * How to read a partner's executions from its HTTP API instead of a CSV file. One object per partner,
+ * usually kept next to the partner's other settings; {@link resolveApiSourceConfig} applies the defaults.
+ */
+export interface ApiSourceConfig {
+  type: 'api';
+  /**
+   * Where the partner's API lives, e.g. `https://api.acme-pay.example`. A path part is kept: `path` is
+   * appended to it, not resolved against it.
+   */
+  baseUrl: string;
+  /** The listing path, e.g. `/v1/settlements`. May be omitted (empty) for partners that only offer `lookup`. */
+  path: string;
+  /** How to authenticate. Without it, requests carry no credentials. */
+  auth?: {
+    /**
+     * The request header that carries the token.
+     * @default 'Authorization'
+     */
+    header?: string;
+    /**
+     * Name of the environment variable holding the token. The token itself never appears in
+     * configuration, logs or errors; only this name does.
+     */
+    env: string;
+    /**
+     * Written before the token with a space (`Bearer abc`); `''` sends the raw token.
+     * @default 'Bearer'
+     */
+    scheme?: string;
+  };
+  /**
+   * How the listing is split into pages.
+   * @default { type: 'none' }
+   */
+  pagination?: ApiCursorPagination | ApiPagePagination | { type: 'none' };
+  /**
+   * Dot path to the array of items in each answer (`'data'`, `'result.items'`); `''` means the answer
+   * itself is the array.
+   * @default 'data'
+   */
+  itemsField?: string;
+  /**
+   * Extra fixed query parameters sent with every listing request (e.g. `{ status: 'settled' }`).
+   * @default {}
+   */
+  query?: Record<string, string>;
+  /** The query parameters that ask for executions in a window of time. */
+  window?: {
+    /**
+     * Receives the start of the window (inclusive) as an ISO 8601 UTC string.
+     * @default 'from'
+     */
+    fromParam?: string;
+    /**
+     * Receives the end of the window (exclusive) as an ISO 8601 UTC string.
+     * @default 'to'
+     */
+    toParam?: string;
+  };
+  /**
+   * Dot paths into each item. At least one of `reference` and `partnerReference` is required; a field
+   * left out becomes `null` in every row.
+   */
+  fields: {
+    /** Our reference as the partner echoes it. @default undefined (not reported) */
+    reference?: string;
+    /** The partner's own id for the execution. @default undefined (not reported) */
+    partnerReference?: string;
+    /** The amount, as a JSON string (preferred) or a JSON number. @default undefined (not reported) */
+    amount?: string;
+    /**
+     * A dot path to the ISO 4217 code (any case), or `{ value: 'BRL' }` when the partner deals in a
+     * single currency and does not report it.
+     * @default undefined (not reported)
+     */
+    currency?: string | { value: string };
+    /** When the partner executed it, an ISO 8601 string. @default undefined (not reported) */
+    executedAt?: string;
+  };
+  /**
+   * Budget for one request, from connecting to the last byte of the answer.
+   * @default 10000
+   */
+  timeoutMs?: number;
+  /**
+   * How many times a failed request is tried again (so at most `retries + 1` attempts). Only network
+   * errors, timeouts, 429 and 5xx are retried; other 4xx answers are not going to change.
+   * @default 3
+   */
+  retries?: number;
+  /**
+   * First backoff delay; it doubles on every retry, with jitter, capped at 30 s.
+   * @default 200
+   */
+  retryBaseMs?: number;
+  /** Per-intent lookup, for partners without a listing or to double-check a single reference. */
+  lookup?: {
+    /**
+     * Path with a `{reference}` placeholder, URL-encoded when filled in, e.g.
+     * `/v1/transactions?reference={reference}` or `/v1/transactions/{reference}`.
+     */
+    path: string;
+    /**
+     * Dot path to the items in the answer; `''` means the answer itself is the item (an object) or the
+     * items (an array).
+     * @default the top-level `itemsField`
+     */
+    itemsField?: string;
+  };
+}
+
+/** The partner hands back an opaque cursor with each page and takes it to give the next one. */
+export interface ApiCursorPagination {
+  type: 'cursor';
+  /**
+   * Query parameter that sends the cursor back.
+   * @default 'cursor'
+   */
+  cursorParam?: string;
+  /**
+   * Dot path to the next cursor in each answer; `null`, missing or `''` means this was the last page.
+   * @default 'next_cursor'
+   */
+  nextCursorField?: string;
+  /**
+   * Query parameter for the page size; only sent when `limit` is set.
+   * @default 'limit'
+   */
+  limitParam?: string;
+  /** Page size to ask for. @default undefined (the partner's own default) */
+  limit?: number;
+}
+
+/** The partner numbers its pages; an empty page (or a short one, when `size` is set) ends the listing. */
+export interface ApiPagePagination {
+  type: 'page';
+  /**
+   * Query parameter for the page number.
+   * @default 'page'
+   */
+  pageParam?: string;
+  /**
+   * Query parameter for the page size; only sent when `size` is set.
+   * @default 'size'
+   */
+  sizeParam?: string;
+  /** Page size to ask for. @default undefined (the partner's own default) */
+  size?: number;
+  /**
+   * Number of the first page.
+   * @default 1
+   */
+  firstPage?: number;
+}
+
+/** The executions to list: `from` inclusive, `to` exclusive. */
+export interface ApiWindow {
+  from: Date;
+  to: Date;
+}
+
+/** {@link ApiSourceConfig} with every default applied, so the readers never repeat them. */
+export interface ResolvedApiSourceConfig {
+  baseUrl: string;
+  path: string;
+  auth: { header: string; env: string; scheme: string } | undefined;
+  pagination:
+    | { type: 'cursor'; cursorParam: string; nextCursorField: string; limitParam: string; limit?: number }
+    | { type: 'page'; pageParam: string; sizeParam: string; size?: number; firstPage: number }
+    | { type: 'none' };
+  itemsField: string;
+  query: Record<string, string>;
+  window: { fromParam: string; toParam: string };
+  fields: ApiSourceConfig['fields'];
+  timeoutMs: number;
+  retries: number;
+  retryBaseMs: number;
+  lookup: { path: string; itemsField: string } | undefined;
+}
+
+/** The one place where the defaults documented on {@link ApiSourceConfig} are applied. */
+export function resolveApiSourceConfig(config: ApiSourceConfig): ResolvedApiSourceConfig {
+  const itemsField = config.itemsField ?? 'data';
+  const pagination = config.pagination ?? { type: 'none' };
+  return {
+    baseUrl: config.baseUrl,
+    path: config.path,
+    auth: config.auth && {
+      header: config.auth.header ?? 'Authorization',
+      env: config.auth.env,
+      scheme: config.auth.scheme ?? 'Bearer',
+    },
+    pagination:
+      pagination.type === 'cursor'
+        ? {
+            type: 'cursor',
+            cursorParam: pagination.cursorParam ?? 'cursor',
+            nextCursorField: pagination.nextCursorField ?? 'next_cursor',
+            limitParam: pagination.limitParam ?? 'limit',
+            limit: pagination.limit,
+          }
+        : pagination.type === 'page'
+          ? {
+              type: 'page',
+              pageParam: pagination.pageParam ?? 'page',
+              sizeParam: pagination.sizeParam ?? 'size',
+              size: pagination.size,
+              firstPage: pagination.firstPage ?? 1,
+            }
+          : { type: 'none' },
+    itemsField,
+    query: config.query ?? {},
+    window: { fromParam: config.window?.fromParam ?? 'from', toParam: config.window?.toParam ?? 'to' },
+    fields: config.fields,
+    timeoutMs: config.timeoutMs ?? 10_000,
+    retries: config.retries ?? 3,
+    retryBaseMs: config.retryBaseMs ?? 200,
+    lookup: config.lookup && { path: config.lookup.path, itemsField: config.lookup.itemsField ?? itemsField },
+  };
+}

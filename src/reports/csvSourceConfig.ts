@@ -1,0 +1,183 @@
+/**
+ * How to read one partner's CSV settlement report. Partners export whatever their back office
+ * produces (semicolons, Latin-1, decimal commas, local times), so every dialect choice is explicit
+ * here instead of guessed from the file.
+ */
+export interface CsvSourceConfig {
+  type: 'csv';
+  /** The report file, or a glob matching several files; expanding the glob is the caller's job. */
+  path: string;
+  /**
+   * Field separator.
+   * @default ','
+   */
+  delimiter?: string;
+  /**
+   * Character that quotes a field; inside a quoted field it is escaped by doubling it (RFC 4180).
+   * @default '"'
+   */
+  quote?: string;
+  /**
+   * Character encoding of the file's bytes. A UTF-8 byte order mark is skipped.
+   * @default 'utf8'
+   */
+  encoding?: 'utf8' | 'latin1' | 'windows-1252';
+  /**
+   * Number of physical lines before the header (titles, report period, blank lines), skipped unread.
+   * @default 0
+   */
+  skipLines?: number;
+  /**
+   * Decimal separator of amounts, one character.
+   * @default '.'
+   */
+  decimalSeparator?: string;
+  /**
+   * Thousands separator of amounts, one character; when absent, amounts must not group digits.
+   * @default undefined (none)
+   */
+  thousandsSeparator?: string;
+  /**
+   * Luxon format of the execution time, e.g. `'dd/MM/yyyy HH:mm:ss'`. Times without an offset are
+   * read in the reconciler's time zone; a format with an offset or zone token uses the file's own.
+   * @default undefined (ISO 8601)
+   */
+  dateFormat?: string;
+  /**
+   * Maps our fields to the header names used in the file. A field left out is `null` in every row.
+   * At least one of `reference` and `partnerReference` is required to identify rows.
+   */
+  columns: {
+    /**
+     * Column holding our reference as echoed by the partner.
+     * @default undefined (not in the report)
+     */
+    reference?: string;
+    /**
+     * Column holding the partner's own id (NSU, transaction id).
+     * @default undefined (not in the report)
+     */
+    partnerReference?: string;
+    /**
+     * Column holding the amount.
+     * @default undefined (not in the report)
+     */
+    amount?: string;
+    /**
+     * Column holding the ISO 4217 currency code, or `{ value: 'BRL' }` when the whole report is in
+     * one currency that it does not spell out.
+     * @default undefined (not in the report)
+     */
+    currency?: string | { value: string };
+    /**
+     * Column holding the execution time.
+     * @default undefined (not in the report)
+     */
+    executedAt?: string;
+  };
+}
+
+/** Our field names, in the order a row's fields are checked and reported. */
+export const CSV_FIELDS = ['reference', 'partnerReference', 'amount', 'currency', 'executedAt'] as const;
+export type CsvField = (typeof CSV_FIELDS)[number];
+
+/** {@link CsvSourceConfig} with defaults applied and every value checked. */
+export interface ResolvedCsvSourceConfig {
+  delimiter: string;
+  quote: string;
+  encoding: 'utf8' | 'latin1' | 'windows-1252';
+  skipLines: number;
+  decimalSeparator: string;
+  thousandsSeparator: string | undefined;
+  dateFormat: string | undefined;
+  /** Header names of the mapped columns; the constant currency is not a column. */
+  columns: Partial<Record<CsvField, string>>;
+  /** Upper-cased constant currency, when the config gives one instead of a column. */
+  currencyConstant: string | undefined;
+}
+
+const ENCODINGS = ['utf8', 'latin1', 'windows-1252'] as const;
+
+/**
+ * Applies defaults and rejects a config that could only produce nonsense. Configs are usually loaded
+ * from JSON or YAML, so the TypeScript type alone does not protect the reader; a bad config is the
+ * operator's mistake, not the partner's, hence a plain `Error` rather than a ReportFormatError.
+ */
+export function resolveCsvSourceConfig(config: CsvSourceConfig): ResolvedCsvSourceConfig {
+  const problems: string[] = [];
+  const delimiter = config.delimiter ?? ',';
+  const quote = config.quote ?? '"';
+  const encoding = config.encoding ?? 'utf8';
+  const skipLines = config.skipLines ?? 0;
+  const decimalSeparator = config.decimalSeparator ?? '.';
+  const thousandsSeparator = config.thousandsSeparator === '' ? undefined : config.thousandsSeparator;
+
+  if (delimiter.length === 0 || /[\r\n]/.test(delimiter)) {
+    problems.push(`delimiter must be non-empty and not a line break, got ${JSON.stringify(delimiter)}`);
+  }
+  if ([...quote].length !== 1 || /[\r\n]/.test(quote)) {
+    problems.push(`quote must be one character, got ${JSON.stringify(quote)}`);
+  } else if (delimiter.includes(quote)) {
+    problems.push(`quote ${JSON.stringify(quote)} cannot be part of the delimiter`);
+  }
+  if (!(ENCODINGS as readonly string[]).includes(encoding)) {
+    problems.push(`encoding must be one of ${ENCODINGS.join(', ')}, got ${JSON.stringify(encoding)}`);
+  }
+  if (!Number.isSafeInteger(skipLines) || skipLines < 0) {
+    problems.push(`skipLines must be a whole number >= 0, got ${JSON.stringify(skipLines)}`);
+  }
+  problems.push(...separatorProblems('decimalSeparator', decimalSeparator));
+  if (thousandsSeparator !== undefined) {
+    problems.push(...separatorProblems('thousandsSeparator', thousandsSeparator));
+    if (thousandsSeparator === decimalSeparator) {
+      problems.push(`thousandsSeparator and decimalSeparator are both ${JSON.stringify(decimalSeparator)}`);
+    }
+  }
+  if (config.dateFormat !== undefined && config.dateFormat.trim() === '') {
+    problems.push('dateFormat must not be empty (leave it out for ISO 8601)');
+  }
+
+  const columns: Partial<Record<CsvField, string>> = {};
+  let currencyConstant: string | undefined;
+  for (const field of CSV_FIELDS) {
+    const mapped = config.columns?.[field];
+    if (mapped === undefined) continue;
+    if (field === 'currency' && typeof mapped === 'object' && mapped !== null) {
+      currencyConstant = typeof mapped.value === 'string' ? mapped.value.trim().toUpperCase() : '';
+      if (!/^[A-Z]{3}$/.test(currencyConstant)) {
+        problems.push(
+          `columns.currency.value must be a 3-letter ISO 4217 code, got ${JSON.stringify(mapped.value)}`,
+        );
+      }
+    } else if (typeof mapped !== 'string' || mapped.trim() === '') {
+      problems.push(`columns.${field} must be a non-empty header name, got ${JSON.stringify(mapped)}`);
+    } else {
+      columns[field] = mapped;
+    }
+  }
+  if (columns.reference === undefined && columns.partnerReference === undefined) {
+    problems.push('columns must map reference or partnerReference, or rows cannot be matched to intents');
+  }
+
+  if (problems.length > 0) {
+    throw new Error(`invalid CSV source config for ${config.path}: ${problems.join('; ')}`);
+  }
+  return {
+    delimiter,
+    quote,
+    encoding,
+    skipLines,
+    decimalSeparator,
+    thousandsSeparator,
+    dateFormat: config.dateFormat,
+    columns,
+    currencyConstant,
+  };
+}
+
+/** A separator that is a digit or a sign would make amounts ambiguous. */
+function separatorProblems(name: string, value: string): string[] {
+  if ([...value].length !== 1) return [`${name} must be one character, got ${JSON.stringify(value)}`];
+  if (/[0-9+-]/.test(value)) return [`${name} cannot be a digit or a sign, got ${JSON.stringify(value)}`];
+  return [];
+}
