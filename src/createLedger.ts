@@ -12,7 +12,12 @@ import { type LedgerOptions, resolveLedgerOptions } from './options.js';
  */
 export async function createLedger(options: LedgerOptions = {}): Promise<Ledger> {
   const resolved = resolveLedgerOptions(options);
-  const { dataSource, release } = await openDatabase(options, resolved.embeddedDataDir, resolved.poolSize);
+  const { dataSource, release } = await openDatabase(
+    options,
+    resolved.embeddedDataDir,
+    resolved.poolSize,
+    resolved.queryTimeoutMs,
+  );
   try {
     if (resolved.migrate) await migrate(dataSource);
     return new Ledger(dataSource, poolOf(dataSource), resolved, release);
@@ -33,6 +38,7 @@ export async function openDatabase(
   options: Pick<LedgerOptions, 'databaseUrl' | 'dataSource'>,
   embeddedDataDir = '.data/postgres',
   poolSize = 10,
+  queryTimeoutMs?: number,
 ): Promise<OpenedDatabase> {
   if (options.dataSource) {
     const dataSource = options.dataSource;
@@ -48,7 +54,7 @@ export async function openDatabase(
     embedded = await startEmbeddedPostgres({ dataDir: embeddedDataDir, persistent: true });
     url = embedded.url;
   }
-  const dataSource = createDataSource({ url, poolSize });
+  const dataSource = createDataSource({ url, poolSize, queryTimeoutMs });
   try {
     await dataSource.initialize();
   } catch (error) {

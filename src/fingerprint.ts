@@ -24,6 +24,14 @@ export function canonicalJson(value: unknown): string {
     case 'object': {
       if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item ?? null)).join(',')}]`;
       if (value instanceof Date) return JSON.stringify(value.toISOString());
+      // A Map, Set or class instance would serialise as `{}` and make different payloads look identical,
+      // turning a key conflict into a wrong replay: only plain data is accepted.
+      const prototype = Object.getPrototypeOf(value);
+      if (prototype !== Object.prototype && prototype !== null) {
+        throw new TypeError(
+          `payload holds a ${value.constructor?.name ?? 'non-plain object'}; use plain objects and arrays`,
+        );
+      }
       const entries = Object.entries(value as Record<string, unknown>)
         .filter(([, item]) => item !== undefined)
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));

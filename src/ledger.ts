@@ -35,6 +35,8 @@ const MAX_CLAIM_ROUNDS = 5;
  * is worth a few seconds; past that, the lease and the reconciler take over.
  */
 const COMPLETION_RETRY_DELAYS_MS = [100, 250, 500, 1_000, 2_000];
+/** The longest delay setTimeout accepts (2^31 - 1 ms). */
+const MAX_TIMER_MS = 2_147_483_647;
 
 interface ActiveClaim {
   timer: NodeJS.Timeout;
@@ -202,8 +204,10 @@ export class Ledger {
    */
   async complete(intentId: string, attempt: number, result: CallResult = {}): Promise<RunResult> {
     this.disarm(intentId, attempt);
-    const partnerReference = result.partnerReference ?? null;
-    const response = (result.response ?? null) as Json | null;
+    // `?.`: a JavaScript callback resolving null has still reported a success; losing it to a TypeError would
+    // leave an executed call unrecorded.
+    const partnerReference = result?.partnerReference ?? null;
+    const response = (result?.response ?? null) as Json | null;
     const row = await this.withCompletionRetries(intentId, attempt, () =>
       completeAttempt(this.pool, { intentId, attempt, partnerReference, response, by: 'caller' }),
     );
@@ -218,7 +222,9 @@ export class Ledger {
         response,
       };
     }
-    const intent = await getIntentById(this.pool, intentId);
+    const intent = await this.database('reading the intent', { intentId }, () =>
+      getIntentById(this.pool, intentId),
+    );
     if (!intent) throw new RangeError(`complete: intent ${intentId} does not exist`);
     if (
       intent.status === IntentStatus.Completed &&
@@ -303,8 +309,8 @@ export class Ledger {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const claim of this.activeClaims.values()) clearTimeout(claim.timer);
-    this.activeClaims.clear();
+    // The abort timers of calls still in flight stay armed (they are unref'd, so they do not hold the process):
+    // clearing them would let those calls outlive their lease (invariant 3).
     await Promise.race([Promise.allSettled([...this.lateAnswers]), delay(this.options.abortMarginMs)]);
     await this.release();
   }
@@ -363,29 +369,34 @@ export class Ledger {
     partnerReference: string | null,
     response: Json | null,
   ): Promise<never> {
-    await recordLateAnswer(this.pool, { intentId: intent.id, attempt, partnerReference, response });
-    const discrepancyId = await raiseDiscrepancy(this.pool, {
-      kind: 'late_completion',
-      partner: intent.partner,
-      intentId: intent.id,
-      attempt,
-      runId: null,
-      reference: intent.reference,
-      partnerReference,
-      amountAtRisk: intent.amount,
-      currency: intent.currency,
-      summary:
-        `The partner confirmed attempt ${attempt} after the intent was settled as ${intent.status}` +
-        ` (attempt ${intent.attempt}); it may have executed more than once.`,
-      details: {
-        lateAttempt: attempt,
-        settledStatus: intent.status,
-        settledAttempt: intent.attempt,
-        response,
-      },
-      dedupeKey: `late_completion:${intent.id}:${attempt}`,
-      actor: 'ledger',
-    });
+    const context = { partner: intent.partner, key: intent.key, intentId: intent.id };
+    await this.database('recording a late answer', context, () =>
+      recordLateAnswer(this.pool, { intentId: intent.id, attempt, partnerReference, response }),
+    );
+    const discrepancyId = await this.database('raising a late completion', context, () =>
+      raiseDiscrepancy(this.pool, {
+        kind: 'late_completion',
+        partner: intent.partner,
+        intentId: intent.id,
+        attempt,
+        runId: null,
+        reference: intent.reference,
+        partnerReference,
+        amountAtRisk: intent.amount,
+        currency: intent.currency,
+        summary:
+          `The partner confirmed attempt ${attempt} after the intent was settled as ${intent.status}` +
+          ` (attempt ${intent.attempt}); it may have executed more than once.`,
+        details: {
+          lateAttempt: attempt,
+          settledStatus: intent.status,
+          settledAttempt: intent.attempt,
+          response,
+        },
+        dedupeKey: `late_completion:${intent.id}:${attempt}`,
+        actor: 'ledger',
+      }),
+    );
     this.log.error(
       { partner: intent.partner, key: intent.key, intentId: intent.id, attempt, discrepancyId },
       'late completion raised',
@@ -436,7 +447,9 @@ export class Ledger {
         this.activeClaims.delete(`${intentId}:${attempt}`);
         controller.abort(new LeaseEndingError(intentId, attempt));
       },
-      Math.max(0, fireAt - Date.now()),
+      // Clamped to what setTimeout can count: beyond it Node fires after 1 ms, aborting every call at once.
+      // Past ~24.8 days the call is aborted early, which is still before the lease ends.
+      Math.min(MAX_TIMER_MS, Math.max(0, fireAt - Date.now())),
     );
     timer.unref();
     this.activeClaims.set(`${intentId}:${attempt}`, { timer });
@@ -511,10 +524,32 @@ interface ValidatedSpec {
   partnerHonoursKey: boolean;
 }
 
+/**
+ * Longest partner / key / reference (UTF-8 bytes) the schema can take: (partner, key), (partner, reference)
+ * are btree-indexed and a btree entry must fit in about 2.7 kB. Longer values failed inside PostgreSQL as a
+ * LedgerUnavailableError ("index row requires N bytes"), which reads as "retry later" though no retry can work.
+ */
+const MAX_TEXT_BYTES = { partner: 256, key: 2_048, reference: 2_048 } as const;
+
 function validateSpec(spec: IntentSpec): ValidatedSpec {
   for (const field of ['partner', 'operation', 'key'] as const) {
     if (typeof spec[field] !== 'string' || spec[field].length === 0) {
       throw new TypeError(`intent ${field} must be a non-empty string`);
+    }
+  }
+  for (const field of ['partner', 'operation', 'key', 'reference'] as const) {
+    const value = spec[field];
+    if (typeof value !== 'string') continue;
+    // PostgreSQL text cannot hold NUL, and the driver would silently turn a lone surrogate into U+FFFD,
+    // merging different keys into one intent: refuse both before anything is written.
+    if (value.includes('\u0000')) throw new TypeError(`intent ${field} must not contain NUL (\\u0000)`);
+    if (/\p{Cs}/u.test(value))
+      throw new TypeError(`intent ${field} must be well-formed Unicode (it holds a lone surrogate)`);
+    const max = field === 'operation' ? undefined : MAX_TEXT_BYTES[field];
+    if (max !== undefined && Buffer.byteLength(value, 'utf8') > max) {
+      throw new TypeError(
+        `intent ${field} is longer than ${max} bytes (UTF-8), more than the ledger can index`,
+      );
     }
   }
   return {
@@ -546,7 +581,7 @@ function isConnectionError(error: unknown): boolean {
   )
     return true;
   const message = error instanceof Error ? error.message : '';
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout/i.test(
     message,
   );
 }

@@ -34,6 +34,8 @@ export interface LedgerOptions {
   embeddedDataDir?: string;
   /** Connection pool size. @default 10 */
   poolSize?: number;
+  /** How long one statement may wait for the database before the call fails. @default 10000 */
+  queryTimeoutMs?: number;
 }
 
 /** Options with every default applied, in this one place. */
@@ -46,6 +48,7 @@ export interface ResolvedLedgerOptions {
   migrate: boolean;
   embeddedDataDir: string;
   poolSize: number;
+  queryTimeoutMs: number;
 }
 
 export function resolveLedgerOptions(options: LedgerOptions): ResolvedLedgerOptions {
@@ -65,5 +68,6 @@ export function resolveLedgerOptions(options: LedgerOptions): ResolvedLedgerOpti
     migrate: options.migrate ?? true,
     embeddedDataDir: options.embeddedDataDir ?? '.data/postgres',
     poolSize: options.poolSize ?? 10,
+    queryTimeoutMs: options.queryTimeoutMs ?? 10_000,
   };
 }

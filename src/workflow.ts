@@ -21,7 +21,12 @@ export class Workflow {
 
   /** Runs (or replays) step `name`. */
   step(name: string, spec: Omit<IntentSpec, 'key'>, call: PartnerCall): Promise<RunResult> {
-    if (!name) throw new TypeError('workflow step name must be a non-empty string');
+    // Without ':' in step names, `${key}:${name}` is unambiguous: workflow 'a:b' step 'c' and workflow 'a'
+    // step 'b:c' would otherwise be the same intent.
+    if (!name || name.includes(':'))
+      throw new TypeError(
+        `workflow step name must be a non-empty string without ':' (got ${JSON.stringify(name)})`,
+      );
     return this.ledger.run({ ...spec, key: `${this.key}:${name}` }, call);
   }
 }

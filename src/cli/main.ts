@@ -1,12 +1,28 @@
 #!/usr/bin/env node
+import { ackCommand, ackUsage } from './commands/ackCommand.js';
 import { demoCommand, demoUsage } from './commands/demoCommand.js';
+import { discrepanciesCommand, discrepanciesUsage } from './commands/discrepanciesCommand.js';
+import { discrepancyCommand, discrepancyUsage } from './commands/discrepancyCommand.js';
+import { dismissCommand, dismissUsage } from './commands/dismissCommand.js';
 import { migrateCommand, migrateUsage } from './commands/migrateCommand.js';
+import { reconcileCommand, reconcileUsage } from './commands/reconcileCommand.js';
+import { resolveCommand, resolveUsage } from './commands/resolveCommand.js';
+import { serveCommand, serveUsage } from './commands/serveCommand.js';
+import { workerCommand, workerUsage } from './commands/workerCommand.js';
 import { UsageError } from './usageError.js';
 
 /** Each command: a function from its arguments to an exit code, and one usage line. */
 const COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; usage: string }> = {
   migrate: { run: migrateCommand, usage: migrateUsage },
   demo: { run: demoCommand, usage: demoUsage },
+  reconcile: { run: reconcileCommand, usage: reconcileUsage },
+  worker: { run: workerCommand, usage: workerUsage },
+  discrepancies: { run: discrepanciesCommand, usage: discrepanciesUsage },
+  discrepancy: { run: discrepancyCommand, usage: discrepancyUsage },
+  ack: { run: ackCommand, usage: ackUsage },
+  resolve: { run: resolveCommand, usage: resolveUsage },
+  dismiss: { run: dismissCommand, usage: dismissUsage },
+  serve: { run: serveCommand, usage: serveUsage },
 };
 
 function usage(): string {

@@ -13,6 +13,12 @@ export interface DataSourceOptions {
   poolSize?: number;
   /** Name reported in `pg_stat_activity.application_name`. @default 'intent-ledger' */
   applicationName?: string;
+  /**
+   * How long one statement may wait for its answer before the client gives up on it. Without it, a database
+   * that stops answering without closing connections (a partition, a frozen VM) makes callers wait forever.
+   * @default 30000
+   */
+  queryTimeoutMs?: number;
 }
 
 /**
@@ -32,6 +38,7 @@ export function createDataSource(options: DataSourceOptions): DataSource {
     extra: {
       // A dead server must surface as an error, not as a caller waiting forever for a connection.
       connectionTimeoutMillis: 10_000,
+      query_timeout: options.queryTimeoutMs ?? 30_000,
       idleTimeoutMillis: 30_000,
     },
   });

@@ -6,8 +6,12 @@ import { seededRandom } from './random.js';
  * ones do. Of the charge requests: ~6% 503 without executing, ~6% executed then the connection reset,
  * ~5% executed but answered after the client's timeout, ~5% 429, ~4% declined (422).
  */
-export async function startFlakyAcquirer(seed: number, token: string): Promise<FakePartner> {
-  const partner = await startFakePartner({ token, pageSize: 25 });
+export async function startFlakyAcquirer(
+  seed: number,
+  token: string,
+  idPrefix: string,
+): Promise<FakePartner> {
+  const partner = await startFakePartner({ token, pageSize: 25, idPrefix });
   const random = seededRandom(seed);
   partner.setFault((request) => {
     if (request.method !== 'POST') return undefined;

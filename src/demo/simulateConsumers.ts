@@ -3,6 +3,7 @@ import { IntentNotExecutedError } from '../errors/IntentNotExecutedError.js';
 import { IntentOutcomeUnknownError } from '../errors/IntentOutcomeUnknownError.js';
 import { IntentRejectedError } from '../errors/IntentRejectedError.js';
 import type { Ledger } from '../ledger.js';
+import type { RunResult } from '../types.js';
 import { charge } from './chargeClient.js';
 import { seededRandom } from './random.js';
 
@@ -86,6 +87,39 @@ export async function simulateConsumers(options: {
   };
   await Promise.all(Array.from({ length: options.consumers }, consume));
   return tally;
+}
+
+/** The order message's content: the same on every delivery, as a broker redelivers it. */
+export function orderMessage(
+  runTag: string,
+  order: number,
+): { reference: string; amount: string; key: string } {
+  const reference = `${runTag}-order-${order}`;
+  return {
+    reference,
+    amount: `${10 + (order % 7)}.${String(order % 100).padStart(2, '0')}`,
+    key: `${reference}:charge`,
+  };
+}
+
+/** One delivery of order `order` to a consumer: charge through the ledger. */
+export function deliver(
+  options: { ledger: Ledger; partnerApi: { url: string; token: string }; partner: string; runTag: string },
+  order: number,
+): Promise<RunResult> {
+  const { reference, amount, key } = orderMessage(options.runTag, order);
+  return options.ledger.run(
+    {
+      partner: options.partner,
+      operation: 'charge',
+      key,
+      payload: { reference, amount },
+      reference,
+      amount,
+      currency: 'BRL',
+    },
+    ({ signal }) => charge(options.partnerApi, { reference, amount, currency: 'BRL' }, signal),
+  );
 }
 
 function shuffle<T>(items: T[], random: () => number): void {

@@ -10,8 +10,19 @@ import type { FakeExecution } from '../partnerFake/fakePartnerServer.js';
 export function writeSettlementFile(path: string, executions: readonly FakeExecution[]): void {
   const lines = ['PEDIDO;NSU;VALOR;MOEDA;DATA;BANDEIRA'];
   for (const execution of executions) {
-    const at = DateTime.fromISO(execution.executedAt, { zone: 'America/Sao_Paulo' }).toFormat('dd/MM/yyyy HH:mm:ss');
-    lines.push([execution.reference, execution.id, brazilianAmount(execution.amount), execution.currency, at, 'VISA'].join(';'));
+    const at = DateTime.fromISO(execution.executedAt, { zone: 'America/Sao_Paulo' }).toFormat(
+      'dd/MM/yyyy HH:mm:ss',
+    );
+    lines.push(
+      [
+        execution.reference,
+        execution.id,
+        brazilianAmount(execution.amount),
+        execution.currency,
+        at,
+        'VISA',
+      ].join(';'),
+    );
   }
   writeFileSync(path, Buffer.from(`${lines.join('\r\n')}\r\n`, 'latin1'));
 }

@@ -24,12 +24,13 @@ export async function startFakePartner(options: FakePartnerOptions = {}): Promis
   let faultFn: ((request: FakeRequest) => FakeFault | undefined) | undefined;
   let requests = 0;
   let nextId = 1;
+  const idPrefix = options.idPrefix ?? 'ch_';
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   let closing: Promise<void> | undefined;
 
   const execute = (charge: Omit<FakeExecution, 'id'>): FakeExecution => {
-    const execution = { id: `ch_${nextId++}`, ...charge };
+    const execution = { id: `${idPrefix}${nextId++}`, ...charge };
     executions.push(execution);
     return execution;
   };
@@ -242,7 +243,7 @@ export async function startFakePartner(options: FakePartnerOptions = {}): Promis
     seed(rows) {
       for (const row of rows) {
         const executedAt = typeof row.executedAt === 'string' ? row.executedAt : row.executedAt.toISOString();
-        const execution = { ...row, id: row.id ?? `ch_${nextId++}`, executedAt };
+        const execution = { ...row, id: row.id ?? `${idPrefix}${nextId++}`, executedAt };
         executions.push(execution);
       }
     },
@@ -273,6 +274,12 @@ export interface FakePartnerOptions {
    * @default false
    */
   honoursKey?: boolean;
+  /**
+   * Prefix of the execution ids it hands out. Real partner ids never repeat; a fake restarted against the
+   * same database (the demo, day after day) must not repeat them either.
+   * @default 'ch_'
+   */
+  idPrefix?: string;
   /** The fake's clock, for `executed_at`. @default () => new Date() */
   now?: () => Date;
 }

@@ -42,8 +42,16 @@ export interface ReconcilerConfig {
    */
   coverage?: { from: string | Date; to: string | Date };
   /** Where the partner's report comes from. */
-  source: CsvSourceConfig | ApiSourceConfig;
+  source: CsvSourceConfig | ReconcilerApiSource;
 }
+
+/**
+ * An API source as a reconciler uses it. `mode` says whether the partner's listing is read for a window
+ * (`listing`) or each stuck intent's reference is asked about one by one (`lookup`, for partners without a
+ * listing: settled intents are then not checked and orphans cannot be seen).
+ * @default 'lookup' when the source has `lookup` and no listing `path`, else 'listing'
+ */
+export type ReconcilerApiSource = ApiSourceConfig & { mode?: 'listing' | 'lookup' };
 
 /** Adds types to a reconciler module's default export; returns it unchanged. */
 export function defineReconciler(config: ReconcilerConfig): ReconcilerConfig {

@@ -1,88 +1,176 @@
 import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { Pool } from 'pg';
 import pino from 'pino';
+import acmePay from '../../../reconcilers/acme-pay.js';
 import { startFlakyAcquirer } from '../../demo/flakyAcquirer.js';
-import { simulateConsumers } from '../../demo/simulateConsumers.js';
+import { withPartnerSurprises } from '../../demo/partnerReportWithSurprises.js';
+import { deliver, simulateConsumers } from '../../demo/simulateConsumers.js';
+import { writeSettlementFile } from '../../demo/writeSettlementFile.js';
 import { Ledger } from '../../ledger.js';
 import { resolveLedgerOptions } from '../../options.js';
+import type { ReconcilerConfig } from '../../reconcile/reconcilerConfig.js';
+import { ReconciliationWorker } from '../../reconcile/reconciliationWorker.js';
+import { createReviewServer } from '../../review/createReviewServer.js';
 import { openCliDatabase } from '../openCliDatabase.js';
 import { UsageError } from '../usageError.js';
 
 export const demoUsage =
-  'intent-ledger demo [--orders 40] [--seed 7]   a simulated day on the embedded database (npm start)';
+  'intent-ledger demo [--orders 40] [--seed 7] [--port 3000] [--exit]   a simulated day on the embedded database (npm start)';
 
 const PARTNER = 'acme-pay';
+/** Short leases so the day's stuck calls become reconcilable within seconds, not minutes. */
+const DEMO_LEASE_MS = 2_000;
 
 /**
  * `npm start`: consumers receive redelivered order messages and charge a flaky loopback acquirer through
- * the ledger; then the numbers show that every order was charged at most once.
+ * the ledger; the acquirer's settlement file arrives; the worker reconciles it; the review page serves
+ * the resulting discrepancies (until Ctrl-C, or not at all with `--exit`).
  */
 export async function demoCommand(args: string[]): Promise<number> {
   const { values } = parseDemoArgs(args);
   const orders = Number(values.orders);
   const seed = Number(values.seed);
+  const dataDir = process.env.INTENT_LEDGER_DATA_DIR ?? '.data/postgres';
   console.log(
-    'intent-ledger demo: starting the database (embedded PostgreSQL under .data/ unless DATABASE_URL is set)',
+    `1. database: ${process.env.DATABASE_URL ? 'DATABASE_URL' : `embedded PostgreSQL under ${dataDir}`}, migrated`,
   );
   const database = await openCliDatabase();
-  const token = randomBytes(12).toString('hex');
-  const partner = await startFlakyAcquirer(seed, token);
+  const partnerToken = randomBytes(12).toString('hex');
+  const dayStartedAt = new Date(Date.now() - 1_000);
+  const runTag = `demo-${dayStartedAt
+    .toISOString()
+    .replace(/[-:.TZ]/g, '')
+    .slice(0, 14)}`;
+  const acquirer = await startFlakyAcquirer(seed, partnerToken, `${runTag}-nsu-`);
+  const logger = pino({ level: process.env.LOG_LEVEL ?? 'error' });
   const ledger = new Ledger(
     database.dataSource,
     database.pool,
-    resolveLedgerOptions({ leaseMs: 5_000, logger: pino({ level: process.env.LOG_LEVEL ?? 'error' }) }),
+    resolveLedgerOptions({ leaseMs: DEMO_LEASE_MS, logger }),
     async () => {},
   );
   try {
-    const runTag = `demo-${new Date()
-      .toISOString()
-      .replace(/[-:.TZ]/g, '')
-      .slice(0, 14)}`;
     console.log(
-      `acquirer fake listening on ${partner.url}; ${orders} orders, each delivered 1-3 times to 4 consumers`,
+      `2. a day of orders: ${orders} messages, each delivered 1-3 times, 4 consumers, flaky acquirer at ${acquirer.url}`,
     );
     const tally = await simulateConsumers({
       ledger,
-      partnerApi: { url: partner.url, token },
+      partnerApi: { url: acquirer.url, token: partnerToken },
       partner: PARTNER,
       runTag,
       orders,
       consumers: 4,
       seed,
     });
-    const executions = partner.executions.filter((execution) => execution.reference.startsWith(`${runTag}-`));
-    const executedReferences = new Set(executions.map((execution) => execution.reference));
-    const states = await database.pool.query<{ status: string; n: string }>(
-      `SELECT status, count(*) AS n FROM intents WHERE partner = $1 AND key LIKE $2 GROUP BY status ORDER BY status`,
+    console.table(tally);
+    const executions = acquirer.executions.filter((execution) =>
+      execution.reference.startsWith(`${runTag}-`),
+    );
+    const executedOrders = new Set(executions.map((execution) => execution.reference)).size;
+    console.log(
+      `   the acquirer executed ${executions.length} charges for ${executedOrders} distinct orders: none twice`,
+    );
+    await printStatuses(database.pool, runTag, '   intents after the day');
+
+    const reportDir = resolve(dirnameOf(dataDir), 'reports', PARTNER);
+    mkdirSync(reportDir, { recursive: true });
+    const reportFile = join(reportDir, `settlement-${runTag}.csv`);
+    writeSettlementFile(reportFile, withPartnerSurprises(executions, runTag));
+    console.log(`3. the acquirer's settlement file arrived: ${reportFile}`);
+
+    // Stuck intents are only looked at once their lease has ended.
+    await new Promise((done) => setTimeout(done, DEMO_LEASE_MS + 500));
+    const reconciler: ReconcilerConfig = {
+      ...acmePay,
+      stuckAfter: '0s',
+      settlementLag: '0s',
+      // The file is the whole simulated day.
+      coverage: { from: dayStartedAt, to: new Date() },
+      source: { ...acmePay.source, type: 'csv', path: reportFile } as ReconcilerConfig['source'],
+    };
+    const worker = new ReconciliationWorker({ pool: database.pool, reconcilers: [reconciler], logger });
+    await worker.fire(reconciler, new Date());
+    await worker.stop();
+    const run = await database.pool.query(
+      `SELECT id, status, rows_read, rows_rejected, matched, resolved_completed, resolved_not_executed, discrepancies
+         FROM reconciliation_runs WHERE source = $1 ORDER BY id DESC LIMIT 1`,
+      [reportFile],
+    );
+    const r = run.rows[0];
+    console.log(
+      `4. the worker reconciled it (run ${r.id}, ${r.status}): ${r.rows_read} rows, ${r.matched} matched; ` +
+        `settled ${r.resolved_completed} unknown intents as completed and ${r.resolved_not_executed} as not executed`,
+    );
+    console.log(`   new discrepancies: ${JSON.stringify(r.discrepancies)}`);
+    await printStatuses(database.pool, runTag, '   intents after reconciliation');
+
+    // Proven "not executed" means safe to retry: the broker's next redelivery charges them (attempt 2).
+    const retry = await database.pool.query<{ key: string }>(
+      `SELECT key FROM intents WHERE partner = $1 AND key LIKE $2 AND status = 'not_executed' ORDER BY id`,
       [PARTNER, `${runTag}-%`],
     );
-    console.log('\nwhat the consumers saw');
-    console.table(tally);
-    console.log('intents by status');
-    console.table(Object.fromEntries(states.rows.map((row) => [row.status, Number(row.n)])));
-    console.log(
-      `partner executions: ${executions.length} for ${executedReferences.size} distinct orders ` +
-        `(duplicates: ${executions.length - executedReferences.size})`,
-    );
-    const waiting = states.rows.find((row) => row.status === 'unknown');
-    if (waiting) {
-      console.log(
-        `${waiting.n} intents have an unknown outcome: they are never retried blindly and wait for reconciliation.`,
+    acquirer.setFault(undefined);
+    for (const { key } of retry.rows) {
+      const order = Number(/-order-(\d+):charge$/.exec(key)?.[1]);
+      await deliver(
+        { ledger, partnerApi: { url: acquirer.url, token: partnerToken }, partner: PARTNER, runTag },
+        order,
       );
     }
-    return executions.length === executedReferences.size ? 0 : 1;
+    if (retry.rows.length > 0) {
+      console.log(
+        `   ${retry.rows.length} orders proven not executed were redelivered and charged as attempt 2`,
+      );
+      await printStatuses(database.pool, runTag, '   intents at the end of the day');
+    }
+
+    if (values.exit) return 0;
+    const reviewToken = process.env.REVIEW_TOKEN ?? randomBytes(18).toString('base64url');
+    const server = createReviewServer({ pool: database.pool, token: reviewToken, logger });
+    const address = await server.listen({ port: Number(values.port), host: '127.0.0.1' });
+    console.log(
+      `5. finance review page: ${address}   token: ${process.env.REVIEW_TOKEN ? '(REVIEW_TOKEN)' : reviewToken}`,
+    );
+    console.log('   Ctrl-C to stop. `npm start` again adds another day; `rm -rf .data` starts over.');
+    await new Promise<void>((done) => {
+      process.once('SIGINT', done);
+      process.once('SIGTERM', done);
+    });
+    await server.close();
+    return 0;
   } finally {
     await ledger.close();
-    await partner.close();
+    await acquirer.close();
     await database.close();
   }
+}
+
+async function printStatuses(pool: Pool, runTag: string, title: string): Promise<void> {
+  const states = await pool.query<{ status: string; n: number }>(
+    `SELECT status, count(*)::int AS n FROM intents WHERE partner = $1 AND key LIKE $2 GROUP BY status ORDER BY status`,
+    [PARTNER, `${runTag}-%`],
+  );
+  console.log(`${title}: ${states.rows.map((row) => `${row.status} ${row.n}`).join(', ')}`);
+}
+
+/** `.data/postgres` -> `.data`: reports live beside the database. */
+function dirnameOf(dataDir: string): string {
+  return resolve(dataDir, '..');
 }
 
 function parseDemoArgs(args: string[]) {
   try {
     return parseArgs({
       args,
-      options: { orders: { type: 'string', default: '40' }, seed: { type: 'string', default: '7' } },
+      options: {
+        orders: { type: 'string', default: '40' },
+        seed: { type: 'string', default: '7' },
+        port: { type: 'string', default: '3000' },
+        exit: { type: 'boolean', default: false },
+      },
       strict: true,
     });
   } catch (error) {

@@ -1,0 +1,289 @@
+/**
+ * Candidate fixes for the ledger's hot path, measured beside the current SQL and the baseline in the same
+ * run (concurrency 32, the target's). Nothing here changes the product: each candidate is the SQL the core
+ * could send, sent through the ledger's own pool, so the figures say what a change in src/sql would buy
+ * before anyone makes it.
+ *
+ * Write path (new key, no-op partner):
+ * - `current`: claimIntent + completeAttempt as they are (unnamed statements: parsed and planned each time).
+ * - `prepared`: the same two statements as named (prepared) statements: parsed once per connection, and
+ *   after five executions run on a cached generic plan.
+ * - `prepared, attempt row at settle`: the claim writes only the intent (its owner and lease are on it), and
+ *   the completion inserts the finished attempt row: one write to intent_attempts per attempt instead of an
+ *   insert and an update (and one FK check instead of two statements touching the attempt).
+ * - `baseline (prepared)`: the minimal SQL prepared, to show what prepared statements give the minimum too.
+ *
+ * Replay path (key already completed):
+ * - `current`: claimIntent (ON CONFLICT DO UPDATE ... WHERE false: locks the row, so the transaction gets
+ *   an xid, writes WAL and waits for a WAL flush at commit) + findIntent.
+ * - `DO NOTHING claim + find, prepared`: ON CONFLICT DO NOTHING takes no lock and writes nothing on a
+ *   conflict; the re-claim of a `not_executed` intent becomes its own conditional UPDATE (rare path).
+ * - `find only, prepared`: read first, claim only when nothing is there (a new key then pays one more
+ *   round trip).
+ */
+import { createHash } from 'node:crypto';
+import { Pool, type QueryResult } from 'pg';
+import { createLedger, poolOf } from '../src/createLedger.js';
+import { claimIntent } from '../src/sql/claimIntent.js';
+import { completeAttempt } from '../src/sql/completeAttempt.js';
+import { findIntent } from '../src/sql/findIntent.js';
+import {
+  BASELINE_REPLAY,
+  BASELINE_SCHEMA,
+  baselineRun,
+  captureStatement,
+  claimInput,
+  LEASE_MS,
+  noopPartner,
+  OWNER,
+  PARTNER,
+  silentLogger,
+  specFor,
+} from './ledger.js';
+import {
+  type BenchServer,
+  compareVariants,
+  cpuRatio,
+  describeFigures,
+  log,
+  Meter,
+  round,
+  type Variant,
+  type VariantFigures,
+} from './support.js';
+
+export interface CandidateFigures {
+  name: string;
+  figures: VariantFigures;
+  /** ops/s ÷ the reference's ops/s (baseline for writes, the single SELECT for replays). */
+  ratio: number;
+  cpuRatio: number | null;
+}
+
+export interface LedgerCandidatesResult {
+  concurrency: number;
+  rounds: number;
+  slotSeconds: number;
+  write: CandidateFigures[];
+  replay: CandidateFigures[];
+}
+
+/** The claim as an insert that does nothing on a conflict (no lock, no WAL, no xid). */
+const CLAIM_DO_NOTHING = `WITH claimed AS (
+    INSERT INTO intents AS i (partner, operation, key, fingerprint, reference, amount, currency, status, attempt,
+                              lease_expires_at, owner, partner_honours_key)
+    VALUES ($1, $2, $3, $4, $5, $6::numeric, $7, 'in_progress', 1, now() + $8 * interval '1 millisecond', $9, $10)
+    ON CONFLICT ON CONSTRAINT intents_partner_key_unique DO NOTHING
+    RETURNING i.id, i.attempt, i.lease_expires_at
+  ), attempt AS (
+    INSERT INTO intent_attempts (intent_id, attempt, owner, lease_expires_at)
+    SELECT id, attempt, $9, lease_expires_at FROM claimed
+  )
+  SELECT id, attempt, lease_expires_at FROM claimed`;
+
+/** The claim writing the intent only: its owner and lease describe the running attempt. */
+const CLAIM_INTENT_ONLY = `
+  INSERT INTO intents AS i (partner, operation, key, fingerprint, reference, amount, currency, status, attempt,
+                            lease_expires_at, owner, partner_honours_key)
+  VALUES ($1, $2, $3, $4, $5, $6::numeric, $7, 'in_progress', 1, now() + $8 * interval '1 millisecond', $9, $10)
+  ON CONFLICT ON CONSTRAINT intents_partner_key_unique DO NOTHING
+  RETURNING i.id, i.attempt, i.lease_expires_at`;
+
+/** The completion inserting the finished attempt row, from what the intent knew about the attempt. */
+const COMPLETE_WITH_ATTEMPT_ROW = `WITH before AS (
+    SELECT id, owner, updated_at AS started_at, lease_expires_at FROM intents WHERE id = $1
+  ), done AS (
+    UPDATE intents
+       SET status = 'completed', partner_reference = $3, response = $4::jsonb, lease_expires_at = NULL,
+           settled_at = now(), updated_at = now(), resolved_by = $5
+     WHERE id = $1 AND status IN ('in_progress', 'unknown')
+       AND (attempt = $2 OR (partner_honours_key AND attempt > $2))
+     RETURNING id, attempt, partner_reference, response
+  ), attempt AS (
+    INSERT INTO intent_attempts (intent_id, attempt, owner, started_at, lease_expires_at, ended_at, outcome,
+                                 partner_reference, response)
+    SELECT b.id, $2, b.owner, b.started_at, b.lease_expires_at, now(), 'completed', $3, $4::jsonb
+      FROM before b WHERE EXISTS (SELECT 1 FROM done)
+  )
+  SELECT * FROM done`;
+
+const BASELINE_CLAIM = `
+  INSERT INTO bench_intents (partner, key, fingerprint, status, attempt, lease_expires_at)
+  VALUES ($1, $2, $3, 'in_progress', 1, now() + $4 * interval '1 millisecond')
+  ON CONFLICT (partner, key) DO NOTHING
+  RETURNING id, attempt`;
+
+const BASELINE_COMPLETE = `
+  UPDATE bench_intents
+     SET status = 'completed', partner_reference = $3, response = $4::jsonb, lease_expires_at = NULL,
+         settled_at = now()
+   WHERE id = $1 AND attempt = $2 AND status = 'in_progress'`;
+
+export async function benchLedgerCandidates(
+  server: BenchServer,
+  options: { quick: boolean; poolSize?: number },
+): Promise<LedgerCandidatesResult> {
+  const poolSize = options.poolSize ?? 10;
+  const concurrency = 32;
+  const timing = options.quick
+    ? { rounds: 3, slotMs: 400, warmupMs: 300 }
+    : { rounds: 6, slotMs: 1_000, warmupMs: 700 };
+  const database = await server.createDatabase('candidates');
+  const ledger = await createLedger({
+    databaseUrl: database.url,
+    poolSize,
+    leaseMs: LEASE_MS,
+    owner: OWNER,
+    logger: silentLogger,
+  });
+  const pool = poolOf(ledger.dataSource);
+  const baselinePool = new Pool({ connectionString: database.url, max: poolSize });
+  const meter = await Meter.open(server);
+  try {
+    await baselinePool.query(BASELINE_SCHEMA);
+    // claimIntent's parameters, in its order ($1..$10), for the candidates that keep its signature.
+    const values = (key: string) => {
+      const input = claimInput(specFor(key));
+      return [
+        input.partner,
+        input.operation,
+        input.key,
+        input.fingerprint,
+        input.reference,
+        input.amount,
+        input.currency,
+        input.leaseMs,
+        input.owner,
+        input.partnerHonoursKey,
+      ];
+    };
+    const claim = await captureStatement((db) => claimIntent(db, claimInput(specFor('x'))));
+    const complete = await captureStatement((db) =>
+      completeAttempt(db, {
+        intentId: '0',
+        attempt: 1,
+        partnerReference: null,
+        response: null,
+        by: 'caller',
+      }),
+    );
+    const find = await captureStatement((db) => findIntent(db, PARTNER, 'x'));
+    if (JSON.stringify(claim.values) !== JSON.stringify(values('x'))) {
+      throw new Error("claimIntent's parameters changed: update bench/ledgerCandidates.ts");
+    }
+    const send = (name: string | undefined, text: string, params: unknown[]): Promise<QueryResult> =>
+      name ? pool.query({ name, text, values: params }) : pool.query(text, params);
+    /** Claim + completion of a new key with the given statements; prepared when `tag` names them. */
+    const writePath =
+      (claimText: string, completeText: string, prepare: boolean, tag: string) =>
+      (slot: number) =>
+      async (n: number) => {
+        const key = `${tag}-${slot}-${n}`;
+        const claimed = await send(prepare ? `bench-${tag}-claim` : undefined, claimText, values(key));
+        const row = claimed.rows[0] as { id: string; attempt: number } | undefined;
+        if (!row) throw new Error(`${tag}: claim of ${key} returned nothing`);
+        const done = await send(prepare ? `bench-${tag}-complete` : undefined, completeText, [
+          row.id,
+          row.attempt,
+          `nsu-${key}`,
+          null,
+          'caller',
+        ]);
+        if (!done.rows[0]) throw new Error(`${tag}: completion of ${key} returned nothing`);
+      };
+    const writeVariants: Variant[] = [
+      { name: 'baseline', op: (slot) => (n) => baselineRun(baselinePool, `b-${slot}-${n}`) },
+      { name: 'current', op: writePath(claim.text, complete.text, false, 'cur') },
+      { name: 'prepared', op: writePath(claim.text, complete.text, true, 'prep') },
+      {
+        name: 'prepared, attempt row at settle',
+        op: writePath(CLAIM_INTENT_ONLY, COMPLETE_WITH_ATTEMPT_ROW, true, 'once'),
+      },
+      {
+        name: 'baseline (prepared)',
+        op: (slot) => async (n) => {
+          const key = `bp-${slot}-${n}`;
+          const print = createHash('sha256').update(key).digest('hex');
+          const claimed = await baselinePool.query({
+            name: 'bench-baseline-claim',
+            text: BASELINE_CLAIM,
+            values: [PARTNER, key, print, LEASE_MS],
+          });
+          const row = claimed.rows[0] as { id: string; attempt: number };
+          await baselinePool.query({
+            name: 'bench-baseline-complete',
+            text: BASELINE_COMPLETE,
+            values: [row.id, row.attempt, `nsu-${key}`, null],
+          });
+        },
+      },
+    ];
+    const write = ranked(
+      await compareVariants(meter, writeVariants, { concurrency, ...timing }),
+      'baseline',
+      'candidates, write path',
+    );
+
+    const keys = Array.from({ length: 2_000 }, (_, i) => `replay-${i}`);
+    for (let i = 0; i < keys.length; i += 50) {
+      await Promise.all(
+        keys.slice(i, i + 50).map(async (key) => {
+          await ledger.run(specFor(key), noopPartner(key));
+          await baselineRun(baselinePool, key);
+        }),
+      );
+    }
+    const replayPath =
+      (claimText: string | undefined, prepare: boolean, tag: string) => () => async (n: number) => {
+        const key = keys[n % keys.length];
+        if (claimText) {
+          const claimed = await send(prepare ? `bench-${tag}-claim` : undefined, claimText, values(key));
+          if (claimed.rows[0]) throw new Error(`${tag}: replay of ${key} claimed it`);
+        }
+        const found = await send(prepare ? `bench-${tag}-find` : undefined, find.text, [PARTNER, key]);
+        if (found.rows[0]?.status !== 'completed') throw new Error(`${tag}: ${key} is not completed`);
+      };
+    const replayVariants: Variant[] = [
+      {
+        name: 'select',
+        op: () => async (n) => {
+          const { rows } = await baselinePool.query(BASELINE_REPLAY, [PARTNER, keys[n % keys.length]]);
+          if (rows[0]?.status !== 'completed') throw new Error('baseline replay found no completed row');
+        },
+      },
+      { name: 'current', op: replayPath(claim.text, false, 'rcur') },
+      { name: 'DO NOTHING claim + find, prepared', op: replayPath(CLAIM_DO_NOTHING, true, 'rdn') },
+      { name: 'find only, prepared', op: replayPath(undefined, true, 'rfind') },
+    ];
+    const replay = ranked(
+      await compareVariants(meter, replayVariants, { concurrency, ...timing }),
+      'select',
+      'candidates, replay path',
+    );
+    return { concurrency, rounds: timing.rounds, slotSeconds: timing.slotMs / 1000, write, replay };
+  } finally {
+    await meter.close();
+    await baselinePool.end();
+    await ledger.close();
+    await server.dropDatabase(database.name);
+  }
+}
+
+function ranked(measured: Map<string, VariantFigures>, reference: string, label: string): CandidateFigures[] {
+  const base = measured.get(reference)!;
+  const out = [...measured].map(([name, figures]) => ({
+    name,
+    figures,
+    ratio: round(figures.opsPerSecond / base.opsPerSecond, 3),
+    cpuRatio: cpuRatio(base, figures),
+  }));
+  log(
+    `${label} (c=32):\n${out
+      .map(
+        (c) =>
+          `  ${c.name.padEnd(34)} ratio ${c.ratio}, CPU ratio ${c.cpuRatio}: ${describeFigures(c.figures)}`,
+      )
+      .join('\n')}`,
+  );
+  return out;
+}

@@ -1,0 +1,87 @@
+/**
+ * What storing every partner row costs PostgreSQL, and which part of it: the same bulk
+ * `INSERT ... SELECT ... ON CONFLICT DO NOTHING` the engine runs, into three copies of `partner_records`:
+ * as it is (four indexes, foreign keys to reconciliation_runs and intents), without the foreign keys, and
+ * without the foreign keys and the two non-unique indexes. A foreign key is checked by a row-level trigger
+ * that runs one query per inserted row; indexes are maintained per row too. Run on the benchmark's own
+ * database after the measured run (tables are dropped afterwards).
+ */
+import { performance } from 'node:perf_hooks';
+import { Client } from 'pg';
+import { round } from './support.js';
+
+export interface PartnerRecordsCost {
+  rows: number;
+  variants: { name: string; seconds: number; microsPerRow: number }[];
+}
+
+const COLUMNS =
+  'partner, identity, run_id, source, line, reference, partner_reference, amount, currency, executed_at, intent_id';
+
+export async function partnerRecordsCost(url: string, rows: number): Promise<PartnerRecordsCost> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows: run } = await client.query<{ id: string }>(
+      `INSERT INTO reconciliation_runs (partner, trigger, source, status)
+       VALUES ('bench-cost', 'manual', 'bench', 'succeeded') RETURNING id`,
+    );
+    const { rows: first } = await client.query<{ id: string }>('SELECT min(id)::text AS id FROM intents');
+    await client.query(
+      `CREATE TABLE bench_pr_source AS
+         SELECT g AS line, 'N' || lpad(g::text, 9, '0') || '#1' AS identity, 'order-' || g AS reference,
+                'N' || lpad(g::text, 9, '0') AS partner_reference, 12.34::numeric AS amount, 'BRL'::text AS currency,
+                now() AS executed_at, CASE WHEN g % 40 <> 0 THEN $2::bigint + g - 1 END AS intent_id
+           FROM generate_series(1, $1::int) AS g`,
+      [rows, first[0].id],
+    );
+    await client.query('VACUUM ANALYZE bench_pr_source');
+    const variants: { name: string; setup: string[] }[] = [
+      {
+        name: 'as in the schema (2 foreign keys, 4 indexes)',
+        setup: [
+          'CREATE TABLE bench_pr_full (LIKE partner_records INCLUDING ALL)',
+          'ALTER TABLE bench_pr_full ADD FOREIGN KEY (run_id) REFERENCES reconciliation_runs (id)',
+          'ALTER TABLE bench_pr_full ADD FOREIGN KEY (intent_id) REFERENCES intents (id) ON DELETE SET NULL',
+        ],
+      },
+      {
+        name: 'no foreign keys (4 indexes)',
+        setup: ['CREATE TABLE bench_pr_nofk (LIKE partner_records INCLUDING ALL)'],
+      },
+      {
+        name: 'no foreign keys, primary key + unique identity only',
+        setup: [
+          'CREATE TABLE bench_pr_lean (LIKE partner_records INCLUDING DEFAULTS INCLUDING IDENTITY)',
+          'ALTER TABLE bench_pr_lean ADD PRIMARY KEY (id), ADD UNIQUE (partner, identity)',
+        ],
+      },
+    ];
+    const out: PartnerRecordsCost['variants'] = [];
+    for (const variant of variants) {
+      for (const statement of variant.setup) await client.query(statement);
+      const table = /CREATE TABLE (\w+)/.exec(variant.setup[0])![1];
+      await client.query('CHECKPOINT');
+      const started = performance.now();
+      await client.query(
+        `INSERT INTO ${table} (${COLUMNS})
+         SELECT 'acme-pay', identity, $1, 'bench', line, reference, partner_reference, amount, currency, executed_at,
+                intent_id
+           FROM bench_pr_source ORDER BY line
+         ON CONFLICT (partner, identity) DO NOTHING`,
+        [run[0].id],
+      );
+      const seconds = (performance.now() - started) / 1000;
+      out.push({
+        name: variant.name,
+        seconds: round(seconds, 2),
+        microsPerRow: round((seconds * 1e6) / rows, 1),
+      });
+      await client.query(`DROP TABLE ${table}`);
+    }
+    await client.query('DROP TABLE bench_pr_source');
+    return { rows, variants: out };
+  } finally {
+    await client.end();
+  }
+}

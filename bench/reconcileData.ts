@@ -1,0 +1,225 @@
+/**
+ * The reconciliation benchmark's data: N intents of `acme-pay` in mixed states, written by PostgreSQL itself
+ * (`INSERT ... SELECT generate_series`), and an N-row settlement file in the acme-pay dialect (Latin-1, `;`,
+ * decimal comma with dot thousands, `dd/MM/yyyy HH:mm:ss` São Paulo time), streamed to disk.
+ *
+ * Every intent j (1..N) has a fate chosen by j % 1000, the same in SQL and in the file, so the expected
+ * outcome of a run is known exactly (see {@link expectedOutcome}). Row slot j of the file belongs to intent j:
+ *
+ * | j % 1000  | intent                         | file row in slot j                         | expected           |
+ * |-----------|--------------------------------|--------------------------------------------|--------------------|
+ * | 0         | completed                      | a bad row (invalid amount or date)         | rejected row, missing_at_partner |
+ * | 1-919     | completed                      | matching row                               | matched            |
+ * | 920-924   | completed                      | same reference, amount + 1,00              | amount_mismatch    |
+ * | 925-929   | completed                      | an orphan (reference we never sent)        | missing_at_partner + orphan |
+ * | 930-959   | unknown, lease ended           | matching row                               | resolved completed |
+ * | 960-969   | in_progress, lease ended       | matching row                               | resolved completed |
+ * | 970-974   | unknown, lease ended           | matching row (+ second row, next line)     | completed + duplicate_execution |
+ * | 975-979   | unknown, lease ended           | the second row of intent j-5 (other NSU)   | resolved not_executed |
+ * | 980-989   | in_progress, lease ended       | an orphan                                  | resolved not_executed + orphan |
+ * | 990-999   | rejected                       | an orphan                                  | orphan             |
+ *
+ * So: 0.1% bad rows (under the 1% threshold), 6% stuck intents, 2.5% orphans, 0.5% duplicates and mismatches.
+ */
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
+import type { Client } from 'pg';
+import { brazilianAmount } from '../src/demo/writeSettlementFile.js';
+
+export const PARTNER = 'acme-pay';
+
+type Status = 'completed' | 'unknown' | 'in_progress' | 'rejected';
+type RowKind = 'bad' | 'match' | 'mismatch' | 'orphan' | 'duplicate';
+
+/** Fates by j % 1000: `[until (exclusive), intent status, what slot j of the file holds]`. */
+const FATES: readonly [number, Status, RowKind][] = [
+  [1, 'completed', 'bad'],
+  [920, 'completed', 'match'],
+  [925, 'completed', 'mismatch'],
+  [930, 'completed', 'orphan'],
+  [960, 'unknown', 'match'],
+  [970, 'in_progress', 'match'],
+  [975, 'unknown', 'match'],
+  [980, 'unknown', 'duplicate'],
+  [990, 'in_progress', 'orphan'],
+  [1000, 'rejected', 'orphan'],
+];
+
+function fateOf(j: number): [Status, RowKind] {
+  const r = j % 1000;
+  for (const [until, status, row] of FATES) if (r < until) return [status, row];
+  throw new Error('unreachable');
+}
+
+/** When the intents happened: spread evenly over `spanMs` from `from`. */
+export interface Window {
+  from: Date;
+  spanMs: number;
+}
+
+/** The window used by the benchmark: the 24 hours ending 6 hours ago (every lease long ended). */
+export function benchWindow(now = Date.now()): Window {
+  const spanMs = 24 * 3_600_000;
+  return { from: new Date(now - 6 * 3_600_000 - spanMs), spanMs };
+}
+
+function intentTimeMs(j: number, n: number, window: Window): number {
+  return window.from.getTime() + Math.floor(((j - 1) * window.spanMs) / n);
+}
+
+/** Amount of intent j in cents: 10,00 to 5.009,99, so about 4 in 5 amounts have a thousands separator. */
+function centsOf(j: number): number {
+  return 1_000 + ((j * 7_919) % 500_000);
+}
+
+function decimalOf(cents: number): string {
+  return `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
+}
+
+/** Generates the N intents and their attempt rows in two statements, then VACUUM ANALYZE and CHECKPOINT. */
+export async function generateIntents(client: Client, n: number, window: Window): Promise<void> {
+  const statusCase = `CASE ${FATES.map(([until, status]) => `WHEN g % 1000 < ${until} THEN '${status}'`).join(' ')} END`;
+  // One SQL expression per column, reading the fate computed once per row in the subquery.
+  await client.query(
+    `INSERT INTO intents (partner, operation, key, fingerprint, reference, amount, currency, status, attempt,
+                          lease_expires_at, owner, partner_reference, reason, resolved_by, created_at, updated_at,
+                          settled_at)
+     SELECT $1, 'charge', 'order-' || g || ':charge', md5(g::text), 'order-' || g,
+            round((1000 + (g::bigint * 7919) % 500000)::numeric / 100, 2), 'BRL', status, 1,
+            CASE WHEN status IN ('unknown', 'in_progress') THEN at + interval '30 seconds' END,
+            'bench',
+            CASE WHEN status = 'completed' THEN lpad(g::text, 9, '0') END,
+            CASE WHEN status = 'rejected' THEN '{"message":"card declined"}'::jsonb END,
+            CASE WHEN status IN ('completed', 'rejected') THEN 'caller' END,
+            at, at + interval '1 second',
+            CASE WHEN status IN ('completed', 'rejected') THEN at + interval '1 second' END
+       FROM (SELECT g, ${statusCase} AS status,
+                    $2::timestamptz + ((g - 1)::bigint * $3 / $4) * interval '1 millisecond' AS at
+               FROM generate_series(1, $4::bigint) AS g) AS fate
+      ORDER BY g`,
+    [PARTNER, window.from.toISOString(), window.spanMs, n],
+  );
+  await client.query(
+    `INSERT INTO intent_attempts (intent_id, attempt, owner, started_at, lease_expires_at, ended_at, outcome,
+                                  partner_reference, error)
+     SELECT id, 1, 'bench', created_at, created_at + interval '30 seconds',
+            CASE status WHEN 'in_progress' THEN NULL WHEN 'unknown' THEN created_at + interval '30 seconds'
+                        ELSE settled_at END,
+            CASE status WHEN 'in_progress' THEN NULL ELSE status END,
+            partner_reference,
+            CASE status WHEN 'unknown' THEN '{"detail":"timeout"}'::jsonb
+                        WHEN 'rejected' THEN '{"message":"card declined"}'::jsonb END
+       FROM intents WHERE partner = $1 ORDER BY id`,
+    [PARTNER],
+  );
+  // What autovacuum would have done long before a nightly run: statistics and the visibility map.
+  await client.query('VACUUM (ANALYZE) intents');
+  await client.query('VACUUM (ANALYZE) intent_attempts');
+  await client.query('CHECKPOINT');
+}
+
+/**
+ * São Paulo local time. Brazil has had no daylight saving time since 2019, so the zone is a fixed UTC-3
+ * for every date this benchmark writes; formatting by hand keeps 1M rows at a few seconds (luxon's
+ * `toFormat` would dominate the file generation).
+ */
+function saoPaulo(ms: number): string {
+  const d = new Date(ms - 3 * 3_600_000);
+  const two = (value: number) => String(value).padStart(2, '0');
+  return (
+    `${two(d.getUTCDate())}/${two(d.getUTCMonth() + 1)}/${d.getUTCFullYear()} ` +
+    `${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())}`
+  );
+}
+
+const BRANDS = ['VISA', 'MASTERCARD', 'ELO DÉBITO', 'VISA CRÉDITO'];
+
+function rowFor(j: number, n: number, window: Window): string {
+  const [, kind] = fateOf(j);
+  const at = (k: number, plusMs: number) => saoPaulo(intentTimeMs(k, n, window) + plusMs);
+  const nsu = (prefix: string, k: number) => `${prefix}${String(k).padStart(9, '0')}`;
+  const brand = BRANDS[j % BRANDS.length];
+  switch (kind) {
+    case 'match':
+      return `order-${j};${nsu('', j)};${brazilianAmount(decimalOf(centsOf(j)))};BRL;${at(j, 5_000)};${brand}`;
+    case 'mismatch':
+      return `order-${j};${nsu('', j)};${brazilianAmount(decimalOf(centsOf(j) + 100))};BRL;${at(j, 5_000)};${brand}`;
+    case 'duplicate': {
+      const k = j - 5;
+      return `order-${k};${nsu('D', k)};${brazilianAmount(decimalOf(centsOf(k)))};BRL;${at(k, 65_000)};${brand}`;
+    }
+    case 'orphan':
+      return `walk-in-${j};${nsu('W', j)};${brazilianAmount(decimalOf(centsOf(j)))};BRL;${at(j, 5_000)};${brand}`;
+    case 'bad':
+      // Alternately an amount and a date that cannot be read; still six cells, so COPY takes the line too.
+      return (j / 1000) % 2 === 0
+        ? `order-${j};${nsu('', j)};12,34,56;BRL;${at(j, 5_000)};${brand}`
+        : `order-${j};${nsu('', j)};${brazilianAmount(decimalOf(centsOf(j)))};BRL;31/02/2026 10:00:00;${brand}`;
+  }
+}
+
+/** Streams the N-row file (CRLF, Latin-1) to `path`; returns its size in bytes. */
+export async function writePartnerCsv(path: string, n: number, window: Window): Promise<number> {
+  const out = createWriteStream(path, { mode: 0o644 });
+  const batch: string[] = ['PEDIDO;NSU;VALOR;MOEDA;DATA;BANDEIRA'];
+  for (let j = 1; j <= n; j++) {
+    batch.push(rowFor(j, n, window));
+    if (batch.length === 10_000 || j === n) {
+      if (!out.write(Buffer.from(`${batch.join('\r\n')}\r\n`, 'latin1'))) await once(out, 'drain');
+      batch.length = 0;
+    }
+  }
+  out.end();
+  await once(out, 'finish');
+  return out.bytesWritten;
+}
+
+/** What a correct run over this data reports, counted from the same fates. */
+export interface ExpectedOutcome {
+  rowsRead: number;
+  rowsRejected: number;
+  /** Rows whose reference is one of our intents (what the floor's join finds, bad rows excluded). */
+  matchedRows: number;
+  resolvedCompleted: number;
+  resolvedNotExecuted: number;
+  discrepancies: {
+    duplicate_execution: number;
+    amount_mismatch: number;
+    missing_at_partner: number;
+    orphan_partner_record: number;
+    unresolved: number;
+  };
+}
+
+export function expectedOutcome(n: number): ExpectedOutcome {
+  const expected: ExpectedOutcome = {
+    rowsRead: n,
+    rowsRejected: 0,
+    matchedRows: 0,
+    resolvedCompleted: 0,
+    resolvedNotExecuted: 0,
+    discrepancies: {
+      duplicate_execution: 0,
+      amount_mismatch: 0,
+      missing_at_partner: 0,
+      orphan_partner_record: 0,
+      unresolved: 0,
+    },
+  };
+  const d = expected.discrepancies;
+  for (let j = 1; j <= n; j++) {
+    const [status, row] = fateOf(j);
+    if (row === 'bad') expected.rowsRejected++;
+    if (row === 'match' || row === 'mismatch' || row === 'duplicate') expected.matchedRows++;
+    if (row === 'mismatch') d.amount_mismatch++;
+    if (row === 'orphan') d.orphan_partner_record++;
+    if (status === 'completed' && (row === 'orphan' || row === 'bad')) d.missing_at_partner++;
+    if (status !== 'completed' && status !== 'rejected') {
+      if (row === 'match') expected.resolvedCompleted++;
+      else expected.resolvedNotExecuted++;
+    }
+    // The second row of intent j-5 sits in slot j (j % 1000 in 975..979).
+    if (row === 'duplicate') d.duplicate_execution++;
+  }
+  return expected;
+}

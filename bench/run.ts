@@ -1,0 +1,177 @@
+/**
+ * `npm run bench`: both benchmarks on one throwaway PostgreSQL (or `BENCH_DATABASE_URL`), then
+ * bench/RESULTS.md. `npm run bench -- --quick --json`: a small version (under a minute) that prints one
+ * JSON object on stdout and everything else on stderr.
+ *
+ * Flags: --quick, --json, --only ledger|reconcile, --rows N (reconcile size; the N/10 run follows),
+ * --profile (CPU profile of the reconcile child and auto_explain of its slow statements, even when every
+ * target is met), --candidates (measure the candidate fixes of the ledger's SQL; always on without --quick),
+ * --no-write (do not touch bench/RESULTS.md).
+ */
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { benchLedger, type LedgerBenchResult } from './ledger.js';
+import { benchLedgerCandidates, type LedgerCandidatesResult } from './ledgerCandidates.js';
+import { benchReconcile, type ReconcileBenchResult } from './reconcile.js';
+import { renderResults } from './results.js';
+import { log, round, startBenchServer, type VariantFigures } from './support.js';
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      quick: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      rows: { type: 'string' },
+      profile: { type: 'boolean', default: false },
+      candidates: { type: 'boolean', default: false },
+      'no-write': { type: 'boolean', default: false },
+    },
+  });
+  const quick = values.quick;
+  const only = values.only;
+  if (only !== undefined && only !== 'ledger' && only !== 'reconcile') {
+    throw new Error(`--only must be ledger or reconcile (got ${only})`);
+  }
+  const started = new Date();
+  const server = await startBenchServer();
+  // Ctrl-C must not leave a throwaway PostgreSQL running (and its data directory behind).
+  const interrupted = (signal: NodeJS.Signals) => {
+    log(`${signal}: stopping the benchmark's PostgreSQL`);
+    server.stop().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  log(
+    `PostgreSQL ${server.version} (${server.kind}); node ${process.version}; ${cpus().length} x ${cpus()[0]?.model}`,
+  );
+  let ledger: LedgerBenchResult | undefined;
+  let candidates: LedgerCandidatesResult | undefined;
+  let reconcile: ReconcileBenchResult | undefined;
+  try {
+    if (only !== 'reconcile') {
+      ledger = await benchLedger(server, { quick });
+      if (!quick || values.candidates) candidates = await benchLedgerCandidates(server, { quick });
+    }
+    if (only !== 'ledger') {
+      reconcile = await benchReconcile(server, {
+        quick,
+        rows: values.rows === undefined ? undefined : Number(values.rows),
+        profile: values.profile,
+      });
+    }
+  } finally {
+    await server.stop();
+  }
+  const machine = {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cpus: cpus().length,
+    memoryGb: round(totalmem() / 1024 ** 3, 1),
+    node: process.version,
+    postgres: `${server.version} (${server.kind})`,
+    build: buildDigest(join(__dirname, '../src')),
+  };
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(toJson(ledger, candidates, reconcile, machine, quick))}\n`);
+  }
+  if (!quick && !values['no-write']) {
+    const file = join(__dirname, '../../bench/RESULTS.md');
+    writeFileSync(file, renderResults({ started, machine, ledger, candidates, reconcile }));
+    log(`wrote ${file}`);
+  }
+}
+
+function toJson(
+  ledger: LedgerBenchResult | undefined,
+  candidates: LedgerCandidatesResult | undefined,
+  reconcile: ReconcileBenchResult | undefined,
+  machine: Record<string, unknown>,
+  quick: boolean,
+) {
+  return {
+    quick,
+    machine,
+    ledger: ledger && {
+      ratio: ledger.ratio,
+      p99AddedMs: ledger.p99AddedMs,
+      targetsMet: ledger.targets.ratio.met && ledger.targets.p99AddedMs.met,
+      poolSize: ledger.poolSize,
+      concurrency: ledger.concurrency.map((entry) => ({
+        concurrency: entry.concurrency,
+        ratio: entry.ratio,
+        cpuRatio: entry.cpuRatio,
+        ratioRange: entry.ratioRange,
+        sqlRatio: entry.sqlRatio,
+        p99AddedMs: entry.p99AddedMs,
+        ledger: compact(entry.ledger),
+        baseline: compact(entry.baseline),
+        ledgerSql: compact(entry.ledgerSql),
+      })),
+      replay: ledger.replay.map((entry) => ({
+        concurrency: entry.concurrency,
+        ratio: entry.ratio,
+        cpuRatio: entry.cpuRatio,
+        p99AddedMs: entry.p99AddedMs,
+        ledger: compact(entry.ledger),
+        select: compact(entry.select),
+      })),
+      candidates: candidates && {
+        write: candidates.write.map((c) => ({ name: c.name, ratio: c.ratio, cpuRatio: c.cpuRatio })),
+        replay: candidates.replay.map((c) => ({ name: c.name, ratio: c.ratio, cpuRatio: c.cpuRatio })),
+      },
+    },
+    reconcile: reconcile && {
+      rows: reconcile.main.rows,
+      seconds: reconcile.main.engine.seconds,
+      rowsPerSecond: reconcile.main.engine.rowsPerSecond,
+      floorSeconds: reconcile.main.floor.seconds,
+      floorRatio: reconcile.main.floorRatio,
+      peakRssMb: reconcile.main.engine.peakRssMb,
+      smallRows: reconcile.small?.rows,
+      smallPeakRssMb: reconcile.small?.engine.peakRssMb,
+      memoryRatio: reconcile.memoryRatio,
+      targetsMet: Object.values(reconcile.targets).every((target) => target.met),
+      targets: reconcile.targets,
+      differences: reconcile.main.differences,
+      report: reconcile.main.engine.report && { ...reconcile.main.engine.report, rejected: undefined },
+    },
+  };
+}
+
+/**
+ * sha256 (first 12 hex digits) of the compiled product the benchmark ran (every .js under src/ of this
+ * build), so a figure can be tied to the code that produced it while the tree has uncommitted changes.
+ */
+function buildDigest(dir: string): string {
+  const hash = createHash('sha256');
+  const walk = (current: string) => {
+    for (const entry of readdirSync(current, { withFileTypes: true }).sort((a, b) =>
+      a.name.localeCompare(b.name),
+    )) {
+      const path = join(current, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.js')) hash.update(entry.name).update(readFileSync(path));
+    }
+  };
+  walk(dir);
+  return hash.digest('hex').slice(0, 12);
+}
+
+function compact(figures: VariantFigures) {
+  return {
+    opsPerSecond: figures.opsPerSecond,
+    p50Ms: figures.p50Ms,
+    p99Ms: figures.p99Ms,
+    clientCpuUs: figures.clientCpuUs,
+    serverCpuUs: figures.serverCpuUs,
+    walBytes: figures.walBytes,
+  };
+}
+
+main().catch((error: unknown) => {
+  log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  process.exitCode = 1;
+});

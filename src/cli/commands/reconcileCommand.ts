@@ -1,0 +1,107 @@
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import { loadReconciler, reconcilersDir } from '../../reconcile/loadReconcilers.js';
+import { type RunReport, reconcile } from '../../reconcile/reconcile.js';
+import { openCliDatabase } from '../openCliDatabase.js';
+import { UsageError } from '../usageError.js';
+
+export const reconcileUsage =
+  'intent-ledger reconcile <partner> [--file PATH] [--dry-run] [--json] [--reconcilers DIR]   reconcile one partner now';
+
+/**
+ * `intent-ledger reconcile`: one reconciliation now. Exit 0 when every run succeeded (with or without
+ * discrepancies) or was a dry run, 1 when one failed, 2 on usage errors.
+ */
+export async function reconcileCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parse(args);
+  if (positionals.length !== 1) throw new UsageError('reconcile takes exactly one partner name');
+  const [partner] = positionals;
+  const { config } = await loadReconciler(reconcilersDir(values.reconcilers), partner);
+  const database = await openCliDatabase();
+  const abort = new AbortController();
+  const onSignal = () => abort.abort(new Error('interrupted'));
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const reports = await reconcile({
+      pool: database.pool,
+      reconciler: config,
+      file: values.file,
+      dryRun: values['dry-run'],
+      trigger: 'manual',
+      signal: abort.signal,
+      logger: pino({ level: process.env.LOG_LEVEL ?? 'warn' }, pino.destination(2)),
+      env: process.env,
+    });
+    if (values.json) {
+      const out = reports.map(toJson);
+      console.log(JSON.stringify(out.length === 1 ? out[0] : out, null, 2));
+    } else {
+      for (const report of reports) printReport(report);
+      if (reports.length === 0)
+        console.log(`no report found for ${partner} (source: ${describeSource(config.source)})`);
+    }
+    return reports.some((report) => report.status === 'failed') ? 1 : 0;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await database.close();
+  }
+}
+
+/** The `--json` contract (README "reconcile --json"). */
+function toJson(report: RunReport) {
+  return {
+    runId: report.runId,
+    partner: report.partner,
+    source: report.source,
+    status: report.status,
+    rowsRead: report.rowsRead,
+    rowsRejected: report.rowsRejected,
+    rejected: report.rejected,
+    matched: report.matched,
+    resolved: report.resolved,
+    discrepancies: report.discrepancies,
+    coverage: report.coverage,
+    error: report.error,
+  };
+}
+
+function printReport(report: RunReport): void {
+  const flagged = Object.entries(report.discrepancies)
+    .filter(([, count]) => count > 0)
+    .map(([kind, count]) => `${kind} ${count}`);
+  console.log(`run ${report.runId} ${report.partner} ${report.status}: ${report.source}`);
+  console.log(`  rows read ${report.rowsRead}, rejected ${report.rowsRejected}, matched ${report.matched}`);
+  console.log(
+    `  resolved: completed ${report.resolved.completed}, not executed ${report.resolved.notExecuted}`,
+  );
+  console.log(`  new discrepancies: ${flagged.length ? flagged.join(', ') : 'none'}`);
+  for (const row of report.rejected.slice(0, 20))
+    console.log(`  rejected line ${row.line}, ${row.field}: ${row.reason}`);
+  if (report.rejected.length > 20)
+    console.log(`  ... and ${report.rejected.length - 20} more rejected rows (use --json)`);
+  if (report.error) console.log(`  error: ${report.error}`);
+}
+
+function describeSource(source: { type: string; path?: string; baseUrl?: string }): string {
+  return source.type === 'csv' ? String(source.path) : String(source.baseUrl);
+}
+
+function parse(args: string[]) {
+  try {
+    return parseArgs({
+      args,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        file: { type: 'string' },
+        'dry-run': { type: 'boolean', default: false },
+        json: { type: 'boolean', default: false },
+        reconcilers: { type: 'string' },
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}

@@ -1,0 +1,84 @@
+import type { DiscrepancyKind, DiscrepancyStatus } from '../status.js';
+import type { Intent, Json } from '../types.js';
+
+/** A discrepancy as finance sees it in lists and exports. Amounts are exact decimal strings. */
+export interface DiscrepancySummary {
+  id: string;
+  kind: DiscrepancyKind;
+  partner: string;
+  status: DiscrepancyStatus;
+  reference: string | null;
+  partnerReference: string | null;
+  /** What could be lost or owed, in `currency`; null when unknown. */
+  amountAtRisk: string | null;
+  currency: string | null;
+  summary: string;
+  assignee: string | null;
+  intentId: string | null;
+  runId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** One change of a discrepancy's review state; the history is append-only. */
+export interface DiscrepancyHistoryEntry {
+  id: string;
+  fromStatus: DiscrepancyStatus | null;
+  toStatus: DiscrepancyStatus;
+  actor: string;
+  note: string | null;
+  assignee: string | null;
+  at: Date;
+}
+
+/** A partner row behind a discrepancy, as the partner reported it. */
+export interface PartnerRecordView {
+  id: string;
+  source: string;
+  line: number;
+  reference: string | null;
+  partnerReference: string | null;
+  amount: string | null;
+  currency: string | null;
+  executedAt: Date | null;
+  runId: string;
+}
+
+/** The reconciliation run that raised a discrepancy. */
+export interface RunView {
+  id: string;
+  partner: string;
+  source: string;
+  status: string;
+  startedAt: Date;
+  finishedAt: Date | null;
+}
+
+/** Everything finance needs to decide about one discrepancy. */
+export interface DiscrepancyDetail extends DiscrepancySummary {
+  attempt: number | null;
+  details: Json;
+  /** The intent with all its attempts, when the discrepancy concerns one. */
+  intent: Intent | null;
+  partnerRecords: PartnerRecordView[];
+  run: RunView | null;
+  history: DiscrepancyHistoryEntry[];
+}
+
+/** Filters for listing; every field optional. */
+export interface DiscrepancyFilter {
+  status?: DiscrepancyStatus[];
+  partner?: string[];
+  kind?: DiscrepancyKind[];
+  /** Only discrepancies created at or after this instant. */
+  since?: Date;
+  /** Free-text match on reference / partner reference. */
+  search?: string;
+  sort?: 'createdAt' | 'amountAtRisk' | 'partner' | 'kind' | 'status';
+  direction?: 'asc' | 'desc';
+  limit?: number;
+  offset?: number;
+}
+
+/** Review actions and where they lead: `open -> acknowledged -> resolved | dismissed`. */
+export type ReviewAction = 'acknowledge' | 'resolve' | 'dismiss';

@@ -1,0 +1,96 @@
+import type { Queryable } from '../sql/queryable.js';
+import type { ResolvedMatch } from './runSettings.js';
+
+/**
+ * Pairs report rows with this partner's intents into `rec_match (line, intent_id)`, one intent per row at
+ * most, entirely in SQL. Returns the number of rows matched.
+ *
+ * - reference / partnerReference: equality join on the intents' (partner, reference) or
+ *   (partner, partner_reference) index. Should two intents share the value, the one agreeing in amount and
+ *   currency wins, then the oldest: a row is one execution and belongs to one intent.
+ * - amount: see {@link matchByAmount}.
+ */
+export async function matchRows(db: Queryable, partner: string, match: ResolvedMatch): Promise<number> {
+  await db.query(
+    `CREATE TEMP TABLE rec_match (line integer PRIMARY KEY, intent_id bigint NOT NULL) ON COMMIT DROP`,
+  );
+  // Before the inserts: amount matching's rounds look intents up in it.
+  await db.query('CREATE INDEX ON rec_match (intent_id)');
+  if (match.by === 'amount') {
+    await matchByAmount(db, partner, match.amountTolerance, match.timeWindowMs);
+  } else {
+    const column = match.by === 'reference' ? 'reference' : 'partner_reference';
+    await db.query(
+      `INSERT INTO rec_match (line, intent_id)
+       SELECT DISTINCT ON (r.line) r.line, i.id
+         FROM rec_report r
+         JOIN intents i ON i.partner = $1 AND i.${column} = r.${column}
+        ORDER BY r.line, (i.amount IS NOT DISTINCT FROM r.amount AND i.currency IS NOT DISTINCT FROM r.currency) DESC,
+                 i.id`,
+      [partner],
+    );
+  }
+  await db.query('ANALYZE rec_match');
+  const count = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM rec_match');
+  return count.rows[0].n;
+}
+
+/**
+ * For partners that echo nothing of ours. A row and an intent are candidates when they share the currency,
+ * the amounts differ by at most `tolerance` (numeric, exact) and the execution is within `windowMs` of
+ * the intent's current attempt start. Pairs are then chosen one-to-one, nearest in time first (then the
+ * closest amount, then line and id, so the choice is deterministic): each round pairs every row and intent
+ * that are each other's best remaining candidate. The globally best remaining pair always is, so every
+ * round makes progress and the loop ends; it usually takes one or two rounds.
+ *
+ * The intents considered are first narrowed to attempts started within the report's time span (plus the
+ * window) into a small indexed temp table, so the range join is an index scan per row, not rows x intents.
+ */
+export async function matchByAmount(
+  db: Queryable,
+  partner: string,
+  tolerance: string,
+  windowMs: number,
+): Promise<void> {
+  await db.query(
+    `CREATE TEMP TABLE rec_amount_intents ON COMMIT DROP AS
+     SELECT i.id AS intent_id, i.amount, i.currency, a.started_at
+       FROM intents i
+       JOIN intent_attempts a ON a.intent_id = i.id AND a.attempt = i.attempt
+      CROSS JOIN (SELECT min(executed_at) AS lo, max(executed_at) AS hi FROM rec_report) span
+      WHERE i.partner = $1 AND i.amount IS NOT NULL AND i.currency IS NOT NULL
+        AND a.started_at BETWEEN span.lo - $2 * interval '1 millisecond' AND span.hi + $2 * interval '1 millisecond'`,
+    [partner, windowMs],
+  );
+  await db.query('CREATE INDEX ON rec_amount_intents (currency, started_at)');
+  await db.query('ANALYZE rec_amount_intents');
+  await db.query(
+    `CREATE TEMP TABLE rec_amount_candidates ON COMMIT DROP AS
+     SELECT r.line, c.intent_id,
+            GREATEST(r.executed_at - c.started_at, c.started_at - r.executed_at) AS distance,
+            abs(r.amount - c.amount) AS amount_diff
+       FROM rec_report r
+       JOIN rec_amount_intents c
+         ON c.currency = r.currency
+        AND c.started_at BETWEEN r.executed_at - $2 * interval '1 millisecond'
+                             AND r.executed_at + $2 * interval '1 millisecond'
+      WHERE r.amount IS NOT NULL AND r.executed_at IS NOT NULL
+        AND abs(r.amount - c.amount) <= $1::numeric`,
+    [tolerance, windowMs],
+  );
+  await db.query('ANALYZE rec_amount_candidates');
+  for (;;) {
+    const round = await db.query(
+      `INSERT INTO rec_match (line, intent_id)
+       SELECT line, intent_id
+         FROM (SELECT c.line, c.intent_id,
+                      row_number() OVER (PARTITION BY c.line ORDER BY c.distance, c.amount_diff, c.intent_id) AS row_rank,
+                      row_number() OVER (PARTITION BY c.intent_id ORDER BY c.distance, c.amount_diff, c.line) AS intent_rank
+                 FROM rec_amount_candidates c
+                WHERE NOT EXISTS (SELECT 1 FROM rec_match m WHERE m.line = c.line)
+                  AND NOT EXISTS (SELECT 1 FROM rec_match m WHERE m.intent_id = c.intent_id)) ranked
+        WHERE row_rank = 1 AND intent_rank = 1`,
+    );
+    if ((round.rowCount ?? 0) === 0) return;
+  }
+}

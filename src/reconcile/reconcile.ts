@@ -1,0 +1,81 @@
+import { hostname } from 'node:os';
+import type { Pool } from 'pg';
+import { createDefaultLogger, type Logger } from '../logger.js';
+import { expandReportFiles } from './expandReportFiles.js';
+import type { ReconcilerConfig } from './reconcilerConfig.js';
+import { type RunContext, type RunTarget, runOnce } from './runOnce.js';
+import type { RunReport } from './runReport.js';
+import { resolveRunSettings } from './runSettings.js';
+
+export type { ReconcilerDiscrepancyKind, RunReport } from './runReport.js';
+
+export interface ReconcileOptions {
+  /** The ledger's database. */
+  pool: Pool;
+  reconciler: ReconcilerConfig;
+  /** A CSV file to reconcile instead of the source's `path` (which may be a glob). */
+  file?: string;
+  /** Decide everything, report it, change nothing (the run is recorded as `dry_run`). */
+  dryRun?: boolean;
+  /** @default 'manual' */
+  trigger?: 'schedule' | 'manual';
+  /**
+   * The cron slot of a scheduled run. The run row is inserted with (partner, slot); if another worker holds
+   * the slot already, the call returns one `skipped` report without reading anything.
+   */
+  slot?: Date;
+  /** Recorded on the run row. @default `${hostname}:${pid}` */
+  owner?: string;
+  /** Stops the run: reading ends, everything is rolled back, the run is recorded as failed `aborted`. */
+  signal?: AbortSignal;
+  /** @default pino at LOG_LEVEL */
+  logger?: Logger;
+  /** Where API tokens are read from. @default process.env */
+  env?: NodeJS.ProcessEnv;
+  /** Time always comes from PostgreSQL's now(). */
+  now?: never;
+}
+
+/**
+ * Reconciles one partner: every file its CSV source names (each its own run, in name order; `file`
+ * overrides the glob), or one read of its API. Returns one report per run; none when a glob matches no
+ * file. Runs after an aborted one are not started. Throws only for a configuration that cannot work (bad
+ * durations, a `file` for an API source) or a database that cannot record runs.
+ */
+export async function reconcile(options: ReconcileOptions): Promise<RunReport[]> {
+  const settings = resolveRunSettings(options.reconciler);
+  const context: RunContext = {
+    pool: options.pool,
+    settings,
+    dryRun: options.dryRun ?? false,
+    trigger: options.trigger ?? 'manual',
+    owner: options.owner ?? `${hostname()}:${process.pid}`,
+    signal: options.signal,
+    logger: options.logger ?? createDefaultLogger(),
+    env: options.env,
+  };
+
+  let targets: RunTarget[];
+  if (settings.source.type === 'csv') {
+    const files =
+      options.file !== undefined ? [options.file] : await expandReportFiles(settings.source.config.path);
+    targets = files.map((file) => ({ type: 'csv', file }));
+  } else {
+    if (options.file !== undefined) {
+      throw new TypeError(
+        `reconciler ${settings.partner}: file only applies to CSV sources, this one is an API`,
+      );
+    }
+    targets = [{ type: 'api' }];
+  }
+
+  const reports: RunReport[] = [];
+  for (const [index, target] of targets.entries()) {
+    // The slot elects the invocation: its first run carries it, the later files of a glob run under it.
+    const slot = index === 0 ? (options.slot ?? null) : null;
+    const report = await runOnce(context, target, slot);
+    reports.push(report);
+    if (report.status === 'skipped' || report.error === 'aborted') break;
+  }
+  return reports;
+}

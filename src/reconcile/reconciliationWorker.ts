@@ -1,0 +1,121 @@
+import { hostname } from 'node:os';
+import { type ScheduledTask, schedule } from 'node-cron';
+import type { Pool } from 'pg';
+import type { Logger } from '../logger.js';
+import { reconcile } from './reconcile.js';
+import type { ReconcilerConfig } from './reconcilerConfig.js';
+
+export interface WorkerOptions {
+  pool: Pool;
+  reconcilers: ReconcilerConfig[];
+  logger: Logger;
+  /** Recorded on runs and slots. @default `${hostname}:${pid}` */
+  owner?: string;
+  /** Where API tokens are read from. @default process.env */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * On stop, how long an in-flight run may take to finish before it is aborted (an aborted run rolls back
+   * entirely: nothing half-applied).
+   * @default 10000
+   */
+  gracefulStopMs?: number;
+}
+
+/**
+ * Runs every reconciler on its node-cron schedule. Any number of workers may run on any number of machines:
+ * each slot of each partner is elected in PostgreSQL (the run row's unique (partner, slot), see
+ * migrations/0002), so it runs exactly once.
+ */
+export class ReconciliationWorker {
+  private readonly tasks: ScheduledTask[] = [];
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly abort = new AbortController();
+  private readonly owner: string;
+  private stopping: Promise<void> | undefined;
+
+  constructor(private readonly options: WorkerOptions) {
+    this.owner = options.owner ?? `${hostname()}:${process.pid}`;
+  }
+
+  /** Schedules every reconciler. */
+  start(): void {
+    for (const reconciler of this.options.reconcilers) {
+      const task = schedule(reconciler.schedule, (context) => this.fire(reconciler, context.date), {
+        name: `reconcile:${reconciler.partner}`,
+        timezone: reconciler.timezone ?? 'UTC',
+        // Per process only; across processes the slot election below is what counts.
+        noOverlap: true,
+      });
+      this.tasks.push(task);
+    }
+    this.options.logger.info(
+      { owner: this.owner, partners: this.options.reconcilers.map((r) => `${r.partner} (${r.schedule})`) },
+      'reconciliation worker started',
+    );
+  }
+
+  /**
+   * Runs one partner's slot now, if this worker wins its election. Exposed for tests and for `--now`;
+   * the cron ticks call the same thing.
+   */
+  fire(reconciler: ReconcilerConfig, slot: Date): Promise<void> {
+    if (this.stopping) return Promise.resolve();
+    const run = this.runSlot(reconciler, slot);
+    this.inFlight.add(run);
+    void run.finally(() => this.inFlight.delete(run));
+    return run;
+  }
+
+  /** Stops scheduling, lets an in-flight run finish (or aborts it after `gracefulStopMs`). Safe to call twice. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      for (const task of this.tasks) await task.destroy();
+      const finished = Promise.allSettled([...this.inFlight]);
+      const timer = setTimeout(
+        () => this.abort.abort(new Error('worker stopping')),
+        this.options.gracefulStopMs ?? 10_000,
+      );
+      await finished;
+      clearTimeout(timer);
+      this.options.logger.info({ owner: this.owner }, 'reconciliation worker stopped');
+    })();
+    return this.stopping;
+  }
+
+  private async runSlot(reconciler: ReconcilerConfig, slot: Date): Promise<void> {
+    const log = this.options.logger;
+    const partner = reconciler.partner;
+    try {
+      const reports = await reconcile({
+        pool: this.options.pool,
+        reconciler,
+        trigger: 'schedule',
+        slot,
+        owner: this.owner,
+        signal: this.abort.signal,
+        logger: log,
+        env: this.options.env ?? process.env,
+      });
+      for (const report of reports) {
+        if (report.status === 'skipped') {
+          log.debug({ partner, slot }, 'slot taken by another worker');
+          continue;
+        }
+        const entry = {
+          partner,
+          runId: report.runId,
+          status: report.status,
+          rowsRead: report.rowsRead,
+          rowsRejected: report.rowsRejected,
+          resolved: report.resolved,
+          discrepancies: report.discrepancies,
+        };
+        if (report.status === 'failed')
+          log.error({ ...entry, error: report.error }, 'reconciliation run failed');
+        else log.info(entry, 'reconciliation run finished');
+      }
+    } catch (error) {
+      log.error({ partner, slot, err: { message: (error as Error).message } }, 'reconciliation slot failed');
+    }
+  }
+}

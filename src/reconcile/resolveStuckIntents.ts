@@ -1,0 +1,80 @@
+import type { Queryable } from '../sql/queryable.js';
+import { isoUtc } from './sqlText.js';
+import { stuckCondition } from './stuckCondition.js';
+
+export interface Resolution {
+  completed: number;
+  notExecuted: number;
+}
+
+/**
+ * Settles the stuck candidates the evidence decides, into `rec_resolved (intent_id, attempt, resolution)`:
+ * - at least one execution on record -> `completed`, with the partner reference of the earliest one;
+ * - none, and its absence is proven (see collectCandidates) -> `not_executed`, which the next claim retries.
+ * The current attempt row gets the same resolution, by whom and when.
+ *
+ * Fenced: each UPDATE repeats the stuck condition and the attempt number in its WHERE. A caller's answer
+ * committed after the candidates were read (or still uncommitted, holding the row) is seen by PostgreSQL
+ * when it re-checks the row under READ COMMITTED, and the run leaves that intent alone. Conversely, a
+ * caller answering after this UPDATE waits for the run's commit, then finds the intent settled and reports a
+ * harmless repeat or a late_completion (invariant 4); nothing is overwritten either way.
+ */
+export async function resolveStuckIntents(
+  db: Queryable,
+  input: { partner: string; stuckAfterMs: number; resolvedBy: string; runId: string },
+): Promise<Resolution> {
+  await db.query(
+    `CREATE TEMP TABLE rec_resolved (intent_id bigint PRIMARY KEY, attempt integer NOT NULL, resolution text NOT NULL)
+     ON COMMIT DROP`,
+  );
+  const completed = await db.query(
+    `WITH decided AS (
+       SELECT DISTINCT ON (c.intent_id) c.intent_id, c.attempt, e.partner_reference
+         FROM rec_intents c
+         JOIN rec_evidence e ON e.intent_id = c.intent_id
+        WHERE c.role = 'stuck'
+        ORDER BY c.intent_id, e.executed_at NULLS LAST, e.run_id, e.line, e.record_id
+     ), done AS (
+       UPDATE intents i
+          SET status = 'completed', partner_reference = COALESCE(d.partner_reference, i.partner_reference),
+              settled_at = now(), updated_at = now(), lease_expires_at = NULL, resolved_by = $3
+         FROM decided d
+        WHERE i.id = d.intent_id AND i.attempt = d.attempt AND i.partner = $1 AND ${stuckCondition('i', '$2')}
+        RETURNING i.id, i.attempt
+     ), attempt AS (
+       UPDATE intent_attempts a
+          SET resolution = 'completed', resolved_by = $3, resolved_at = now()
+         FROM done
+        WHERE a.intent_id = done.id AND a.attempt = done.attempt
+     )
+     INSERT INTO rec_resolved (intent_id, attempt, resolution) SELECT id, attempt, 'completed' FROM done`,
+    [input.partner, input.stuckAfterMs, input.resolvedBy],
+  );
+  const notExecuted = await db.query(
+    `WITH decided AS (
+       SELECT c.intent_id, c.attempt, c.started_at
+         FROM rec_intents c
+        WHERE c.role = 'stuck' AND c.absence_proves
+          AND NOT EXISTS (SELECT 1 FROM rec_evidence e WHERE e.intent_id = c.intent_id)
+     ), done AS (
+       UPDATE intents i
+          SET status = 'not_executed', settled_at = now(), updated_at = now(), lease_expires_at = NULL,
+              resolved_by = $3,
+              reason = jsonb_build_object(
+                'detail', 'absent from the partner report of reconciliation run ' || $4::text ||
+                          ', which covers attempt ' || d.attempt || ' started at ' || ${isoUtc('d.started_at')},
+                'runId', $4::text)
+         FROM decided d
+        WHERE i.id = d.intent_id AND i.attempt = d.attempt AND i.partner = $1 AND ${stuckCondition('i', '$2')}
+        RETURNING i.id, i.attempt
+     ), attempt AS (
+       UPDATE intent_attempts a
+          SET resolution = 'not_executed', resolved_by = $3, resolved_at = now()
+         FROM done
+        WHERE a.intent_id = done.id AND a.attempt = done.attempt
+     )
+     INSERT INTO rec_resolved (intent_id, attempt, resolution) SELECT id, attempt, 'not_executed' FROM done`,
+    [input.partner, input.stuckAfterMs, input.resolvedBy, input.runId],
+  );
+  return { completed: completed.rowCount ?? 0, notExecuted: notExecuted.rowCount ?? 0 };
+}

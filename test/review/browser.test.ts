@@ -1,0 +1,181 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { expect } from 'chai';
+import type { FastifyInstance } from 'fastify';
+import type { Pool } from 'pg';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { createReviewServer } from '../../src/review/createReviewServer.js';
+import { sqlPool } from '../support/fixtures.js';
+import { useFreshDatabase } from '../support/freshDatabase.js';
+import { type SeededReview, seedReview } from './seedReview.js';
+
+/** Debian's Chromium; CI installs it (`apt-get install -y chromium`). REVIEW_CHROMIUM points elsewhere. */
+const CHROMIUM = process.env.REVIEW_CHROMIUM ?? '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox', // as root (CI containers) Chromium refuses to start with its sandbox
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  // Without these Chromium reaches out to Google's services, which the test network does not allow.
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const TOKEN = 'browser-test-token-fedcba9876543210';
+/** The screenshot the README shows; compiled tests live in <dist>/test/review, three levels below the repo. */
+const SCREENSHOT = resolve(__dirname, '../../../docs/review-page.png');
+
+describe('review page in a real headless Chromium: sign in, filter, resolve with a note', function () {
+  this.timeout(60_000);
+  const db = useFreshDatabase('review-browser');
+  let sql: Pool;
+  let app: FastifyInstance | undefined;
+  let browser: Browser | undefined;
+  let page: Page;
+  let base: string;
+  let seeded: SeededReview;
+  const pageErrors: string[] = [];
+
+  before(async function () {
+    if (!existsSync(CHROMIUM)) {
+      console.log(
+        `    SKIPPED: ${CHROMIUM} does not exist. Install Debian's Chromium to run the browser test: ` +
+          'apt-get update && apt-get install -y chromium',
+      );
+      this.skip();
+    }
+    sql = sqlPool(db.url);
+    seeded = await seedReview(db.url, sql);
+    app = createReviewServer({ pool: sql, token: TOKEN });
+    base = await app.listen({ port: 0, host: '127.0.0.1' });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    const context = await browser.newContext({
+      viewport: { width: 1280, height: 900 },
+      deviceScaleFactor: 1,
+    });
+    page = await context.newPage();
+    // CSP violations and script errors show up here: the pages must produce none.
+    page.on('console', (message) => {
+      if (message.type() === 'error') pageErrors.push(message.text());
+    });
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+  });
+
+  after(async () => {
+    await browser?.close();
+    await app?.close();
+    await sql?.end();
+  });
+
+  it('sends a visitor to the login form, and the token signs them in to the list', async () => {
+    await page.goto(`${base}/`);
+    expect(new URL(page.url()).pathname).to.equal('/login');
+    await page.fill('input[name="token"]', 'wrong-token-wrong-token');
+    await page.click('button[type="submit"]');
+    await page.waitForSelector('.flash.error');
+    expect(await page.textContent('.flash.error')).to.contain('That token is not right');
+
+    await page.fill('input[name="token"]', TOKEN);
+    await page.click('button[type="submit"]');
+    await page.waitForURL(`${base}/`);
+    pageErrors.length = 0; // the refused sign-in above logs its 401: expected
+    expect(await page.textContent('h1')).to.equal('Discrepancies');
+    const cookies = await page.context().cookies();
+    expect(cookies).to.have.length(1);
+    expect(cookies[0]).to.include({
+      name: 'il_review_session',
+      httpOnly: true,
+      sameSite: 'Strict',
+      secure: false,
+    });
+  });
+
+  it('shows every discrepancy with amounts and statuses (and takes the README screenshot)', async () => {
+    const rows = page.locator('tbody tr');
+    expect(await rows.count()).to.equal(9);
+    const duplicateRow = page.locator('tr', {
+      has: page.locator(`a[href="/discrepancies/${seeded.ids.duplicate}"]`),
+    });
+    expect(await duplicateRow.locator('td.amount').textContent()).to.equal('1,249.90BRL');
+    expect(await duplicateRow.locator('.badge').textContent()).to.equal('Open');
+    const amountAlign = await duplicateRow
+      .locator('td.amount')
+      .evaluate(
+        (cell) =>
+          (globalThis as unknown as { getComputedStyle(e: unknown): { textAlign: string } }).getComputedStyle(
+            cell,
+          ).textAlign,
+      );
+    expect(amountAlign).to.equal('right');
+
+    const target =
+      process.env.UPDATE_SCREENSHOTS || !existsSync(SCREENSHOT)
+        ? SCREENSHOT
+        : join(tmpdir(), 'review-page.png');
+    mkdirSync(dirname(target), { recursive: true });
+    await page.screenshot({ path: target, fullPage: true });
+    console.log(
+      `    screenshot: ${target}${target === SCREENSHOT ? '' : ' (UPDATE_SCREENSHOTS=1 replaces docs/review-page.png)'}`,
+    );
+  });
+
+  it('filters by partner and kind with the form', async () => {
+    await page.selectOption('select[name="partner"]', 'globex-payouts');
+    await page.click('form.filters button[type="submit"]');
+    await page.waitForURL(/partner=globex-payouts/);
+    const partners = await page.locator('tbody tr td:nth-child(4)').allTextContents();
+    expect(partners).to.deep.equal(['globex-payouts', 'globex-payouts', 'globex-payouts']);
+
+    await page.selectOption('select[name="kind"]', 'unresolved');
+    await page.click('form.filters button[type="submit"]');
+    await page.waitForURL(/kind=unresolved/);
+    const links = await page.locator('tbody td.id a').allTextContents();
+    expect(links).to.deep.equal([seeded.ids.unresolved]);
+    expect(await page.inputValue('select[name="partner"]')).to.equal('globex-payouts');
+  });
+
+  it('opens one, resolves it with a note and the reviewer name; the database and the page show the history', async () => {
+    const id = seeded.ids.unresolved;
+    await page.click(`tbody a[href="/discrepancies/${id}"]`);
+    await page.waitForURL(`${base}/discrepancies/${id}`);
+    expect(await page.textContent('h1')).to.equal(`Discrepancy #${id}`);
+    expect(await page.textContent('.risk')).to.equal('18,400.00USD');
+    // The intent with its attempt, and the run that raised it.
+    expect(await page.locator('text=PAY-7790:payout').count()).to.equal(1);
+    expect(await page.locator('h2', { hasText: 'Reconciliation run' }).count()).to.equal(1);
+
+    const note = 'Globex confirmed by phone: payout never left; re-sent as PAY-7790-R.';
+    await page.fill('textarea[name="note"]', note);
+    await page.fill('input[name="by"]', 'Beatriz Lima');
+    await page.click('button[name="action"][value="resolve"]');
+    await page.waitForSelector('.flash.ok');
+    expect(await page.textContent('.flash.ok')).to.equal('Resolved by Beatriz Lima.');
+    expect(await page.locator('.head .badge').textContent()).to.equal('Resolved');
+
+    const row = await sql.query<{ status: string }>('SELECT status FROM discrepancies WHERE id = $1', [id]);
+    expect(row.rows[0].status).to.equal('resolved');
+    const history = await sql.query<{ from_status: string; to_status: string; actor: string; note: string }>(
+      'SELECT from_status, to_status, actor, note FROM discrepancy_history WHERE discrepancy_id = $1 ORDER BY id',
+      [id],
+    );
+    expect(history.rows.at(-1)).to.deep.equal({
+      from_status: 'open',
+      to_status: 'resolved',
+      actor: 'Beatriz Lima',
+      note,
+    });
+
+    const entries = page.locator('ol.timeline > li');
+    expect(await entries.count()).to.equal(history.rows.length);
+    expect(await entries.last().locator('.actor').textContent()).to.equal('Beatriz Lima');
+    expect(await entries.last().locator('.note').textContent()).to.equal(note);
+    expect(await entries.last().locator('.badge').allTextContents()).to.deep.equal(['Open', 'Resolved']);
+
+    // The name is remembered for the next discrepancy.
+    await page.goto(`${base}/discrepancies/${seeded.ids.duplicate}`);
+    expect(await page.inputValue('input[name="by"]')).to.equal('Beatriz Lima');
+    expect(pageErrors).to.deep.equal([]);
+  });
+});

@@ -1,0 +1,141 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { Pool } from 'pg';
+import type { ReconcilerConfig } from '../../src/reconcile/reconcilerConfig.js';
+import { ReconciliationWorker } from '../../src/reconcile/reconciliationWorker.js';
+import { useFreshDatabase } from '../support/freshDatabase.js';
+import { capturingLogger } from '../support/testLedger.js';
+
+const CLI = join(__dirname, '../../src/cli/main.js');
+
+/** A tiny report in the acme-pay dialect, and a reconciler for it that fires every second. */
+function writeFixture(): { dir: string; reconcilersDir: string; report: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'il-worker-'));
+  const report = join(dir, 'report.csv');
+  writeFileSync(
+    report,
+    Buffer.from('PEDIDO;NSU;VALOR;MOEDA;DATA\r\norder-1;N1;1,00;BRL;28/11/2026 10:00:00\r\n', 'latin1'),
+  );
+  const reconcilersDir = join(dir, 'reconcilers');
+  mkdirSync(reconcilersDir);
+  writeFileSync(
+    join(reconcilersDir, 'acme-pay.js'),
+    `module.exports = ${JSON.stringify(reconciler(report, '* * * * * *'), null, 2)};\n`,
+  );
+  return { dir, reconcilersDir, report };
+}
+
+function reconciler(path: string, schedule: string): ReconcilerConfig {
+  return {
+    partner: 'acme-pay',
+    schedule,
+    timezone: 'America/Sao_Paulo',
+    source: {
+      type: 'csv',
+      path,
+      delimiter: ';',
+      encoding: 'latin1',
+      decimalSeparator: ',',
+      thousandsSeparator: '.',
+      dateFormat: 'dd/MM/yyyy HH:mm:ss',
+      columns: {
+        reference: 'PEDIDO',
+        partnerReference: 'NSU',
+        amount: 'VALOR',
+        currency: 'MOEDA',
+        executedAt: 'DATA',
+      },
+    },
+  };
+}
+
+describe('reconciliation worker: one run per partner per slot, across processes', () => {
+  const db = useFreshDatabase('worker');
+  let sql: Pool;
+  before(() => {
+    sql = new Pool({ connectionString: db.url, max: 4 });
+  });
+  after(() => sql.end());
+
+  it('elects exactly one of many workers firing the same slot, in one process or many pools', async () => {
+    const { report } = writeFixture();
+    const pools = Array.from({ length: 4 }, () => new Pool({ connectionString: db.url, max: 2 }));
+    const config = reconciler(report, '0 0 1 1 *');
+    const workers = pools.map(
+      (pool, i) =>
+        new ReconciliationWorker({ pool, reconcilers: [config], logger: capturingLogger(), owner: `w${i}` }),
+    );
+    const slot = new Date('2026-11-29T12:00:00Z');
+    try {
+      await Promise.all(workers.flatMap((worker) => [worker.fire(config, slot), worker.fire(config, slot)]));
+      const runs = await sql.query(`SELECT trigger, status, owner FROM reconciliation_runs WHERE slot = $1`, [
+        slot,
+      ]);
+      expect(runs.rows).to.have.length(1);
+      expect(runs.rows[0]).to.include({ trigger: 'schedule', status: 'succeeded' });
+      expect(runs.rows[0].owner).to.be.oneOf(['w0', 'w1', 'w2', 'w3']);
+      const all = await sql.query('SELECT count(*)::int AS n FROM reconciliation_runs');
+      expect(all.rows[0].n).to.equal(1);
+    } finally {
+      await Promise.all(workers.map((worker) => worker.stop()));
+      await Promise.all(pools.map((pool) => pool.end()));
+    }
+  });
+
+  it('two worker processes on a per-second schedule run each slot once and stop cleanly on SIGTERM', async function () {
+    this.timeout(30_000);
+    const { reconcilersDir } = writeFixture();
+    const env = { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'debug' };
+    const workers: ChildProcess[] = [0, 1].map(() =>
+      spawn(process.execPath, [CLI, 'worker', '--reconcilers', reconcilersDir], {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
+    const output: string[] = [];
+    for (const worker of workers) {
+      worker.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+      worker.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+    }
+    await waitFor(async () => {
+      const n = await sql.query<{ n: string }>(
+        `SELECT count(*) AS n FROM reconciliation_runs WHERE trigger = 'schedule'`,
+      );
+      return Number(n.rows[0].n) >= 4;
+    }, 20_000);
+    const exits = workers.map(
+      (worker) => new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code))),
+    );
+    for (const worker of workers) worker.kill('SIGTERM');
+    const codes = await Promise.all(exits);
+    expect(codes, output.join('')).to.deep.equal([0, 0]);
+
+    const perSlot = await sql.query<{ slot: Date; runs: number; owners: string[] }>(
+      `SELECT slot, count(*)::int AS runs, array_agg(owner) AS owners FROM reconciliation_runs
+        WHERE trigger = 'schedule' GROUP BY slot ORDER BY slot`,
+    );
+    expect(perSlot.rows.length).to.be.at.least(4);
+    expect(
+      perSlot.rows.filter((row) => row.runs !== 1),
+      'a slot ran twice',
+    ).to.deep.equal([]);
+    // Both processes fired every slot; the losers saw the slot taken. Without that, the test would prove
+    // nothing about the election.
+    const log = output.join('');
+    const taken = log.split('\n').filter((line) => line.includes('slot taken by another worker')).length;
+    expect(taken, log).to.be.at.least(perSlot.rows.length - 2);
+    const unfinished = await sql.query(`SELECT id FROM reconciliation_runs WHERE status = 'running'`);
+    expect(unfinished.rows, 'a run was left half-done').to.deep.equal([]);
+  });
+});
+
+async function waitFor(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
