@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { Pool } from 'pg';
+import acmePay from '../../reconcilers/acme-pay.js';
 import type { ReconcilerConfig } from '../../src/reconcile/reconcilerConfig.js';
 import { ReconciliationWorker } from '../../src/reconcile/reconciliationWorker.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
@@ -28,28 +29,9 @@ function writeFixture(): { dir: string; reconcilersDir: string; report: string }
   return { dir, reconcilersDir, report };
 }
 
+/** The shipped acme-pay reconciler, pointed at one file and a test schedule. */
 function reconciler(path: string, schedule: string): ReconcilerConfig {
-  return {
-    partner: 'acme-pay',
-    schedule,
-    timezone: 'America/Sao_Paulo',
-    source: {
-      type: 'csv',
-      path,
-      delimiter: ';',
-      encoding: 'latin1',
-      decimalSeparator: ',',
-      thousandsSeparator: '.',
-      dateFormat: 'dd/MM/yyyy HH:mm:ss',
-      columns: {
-        reference: 'PEDIDO',
-        partnerReference: 'NSU',
-        amount: 'VALOR',
-        currency: 'MOEDA',
-        executedAt: 'DATA',
-      },
-    },
-  };
+  return { ...acmePay, schedule, source: { ...acmePay.source, path } as ReconcilerConfig['source'] };
 }
 
 describe('reconciliation worker: one run per partner per slot, across processes', () => {
