@@ -626,7 +626,9 @@ describe('readCsvReport', () => {
     });
   });
 
-  describe('scale', () => {
+  describe('scale', function () {
+    // A memory guard, not a speed test: on a loaded machine reading 200k rows may take well over 30 s.
+    this.timeout(300_000);
     const ROWS = 200_000;
     let bigFile: string;
 
