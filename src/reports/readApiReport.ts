@@ -245,7 +245,9 @@ type FieldResult<T> = { ok: true; value: T } | { ok: false; reason: string };
 
 function readIdentifier(value: JsonValue | undefined): FieldResult<string | null> {
   if (value === undefined || value === null) return { ok: true, value: null };
-  if (typeof value === 'string') return { ok: true, value: value.trim() === '' ? null : value.trim() };
+  // Kept exactly as sent: the partner echoes our reference byte for byte, and a trimmed copy of a reference
+  // with edge whitespace would match nothing and let absence "prove" an executed intent not executed.
+  if (typeof value === 'string') return { ok: true, value: value.trim() === '' ? null : value };
   // The exact digits the partner sent, even beyond 2^53 where a double would have changed them.
   if (value instanceof JsonNumber) return { ok: true, value: value.source };
   return { ok: false, reason: `expected text or a number, found ${describe(value)}` };
@@ -355,6 +357,23 @@ export function itemsOf(
   url: URL,
   where: string,
 ): JsonValue[] {
+  // A partner that says something went wrong has not given the complete listing, whatever items came with
+  // it: taking them as complete would let absence prove "not executed" for charges it simply left out.
+  if (body !== null && typeof body === 'object' && !Array.isArray(body) && !(body instanceof JsonNumber)) {
+    for (const member of ['error', 'errors']) {
+      const reported = (body as Record<string, JsonValue>)[member];
+      if (
+        reported !== undefined &&
+        reported !== null &&
+        !(Array.isArray(reported) && reported.length === 0)
+      ) {
+        throw client.badBody(
+          url,
+          `the answer ${where} reports an error (${member}: ${describe(reported)}): it is not a complete listing`,
+        );
+      }
+    }
+  }
   const items = getPath(body, itemsField);
   if (Array.isArray(items)) return items;
   const name = itemsField === '' ? 'the answer' : `field ${itemsField}`;
