@@ -17,6 +17,7 @@ import { assertAmount, assertCurrency } from './money.js';
 import type { ResolvedLedgerOptions } from './options.js';
 import { claimIntent } from './sql/claimIntent.js';
 import { completeAttempt } from './sql/completeAttempt.js';
+import { correctNotExecutedIntent } from './sql/correctNotExecutedIntent.js';
 import { findIntent } from './sql/findIntent.js';
 import { getIntentById, getIntentWithAttempts } from './sql/getIntentWithAttempts.js';
 import { purgeInbox, purgeSettledIntents } from './sql/purgeSettled.js';
@@ -241,7 +242,13 @@ export class Ledger {
         response: intent.response,
       };
     }
-    return this.raiseLateCompletion(intent, attempt, partnerReference, response);
+    let corrected = false;
+    if (intent.status === IntentStatus.NotExecuted && intent.attempt === attempt) {
+      corrected = await this.database('correcting a not-executed intent', { intentId }, () =>
+        correctNotExecutedIntent(this.pool, { intentId, attempt, partnerReference, response }),
+      );
+    }
+    return this.raiseLateCompletion(intent, attempt, partnerReference, response, corrected);
   }
 
   /** Records that the partner definitely refused `attempt`. Returns false when the attempt was stale. */
@@ -368,6 +375,7 @@ export class Ledger {
     attempt: number,
     partnerReference: string | null,
     response: Json | null,
+    corrected: boolean,
   ): Promise<never> {
     const context = { partner: intent.partner, key: intent.key, intentId: intent.id };
     await this.database('recording a late answer', context, () =>
@@ -384,13 +392,16 @@ export class Ledger {
         partnerReference,
         amountAtRisk: intent.amount,
         currency: intent.currency,
-        summary:
-          `The partner confirmed attempt ${attempt} after the intent was settled as ${intent.status}` +
-          ` (attempt ${intent.attempt}); it may have executed more than once.`,
+        summary: corrected
+          ? `The partner confirmed attempt ${attempt} after reconciliation had settled it as not executed; ` +
+            'the intent is now completed so it is not charged again. Check why the report missed it.'
+          : `The partner confirmed attempt ${attempt} after the intent was settled as ${intent.status}` +
+            ` (attempt ${intent.attempt}); it may have executed more than once.`,
         details: {
           lateAttempt: attempt,
           settledStatus: intent.status,
           settledAttempt: intent.attempt,
+          corrected,
           response,
         },
         dedupeKey: `late_completion:${intent.id}:${attempt}`,
@@ -408,6 +419,7 @@ export class Ledger {
       attempt,
       discrepancyId,
       settledAs: intent.status,
+      corrected,
     });
   }
 
