@@ -20,14 +20,14 @@
  * before any measured one. Figures are pooled over the rounds; the per-round ratio range shows the noise.
  */
 import { createHash } from 'node:crypto';
-import { Pool, type PoolClient } from 'pg';
+import { Pool, type PoolClient, type QueryConfig } from 'pg';
 import { createLedger, poolOf } from '../src/createLedger.js';
 import type { Ledger } from '../src/ledger.js';
 import type { Logger } from '../src/logger.js';
-import { claimIntent } from '../src/sql/claimIntent.js';
+import { claimNewIntent as claimIntent } from '../src/sql/claimIntent.js';
 import { completeAttempt } from '../src/sql/completeAttempt.js';
 import { findIntent } from '../src/sql/findIntent.js';
-import type { Queryable } from '../src/sql/queryable.js';
+import type { PreparedQueryable, Queryable } from '../src/sql/queryable.js';
 import type { IntentSpec } from '../src/types.js';
 import {
   type BenchServer,
@@ -344,15 +344,16 @@ export function noopPartner(key: string) {
 
 /** A Queryable that records the statement instead of running it: the core's SQL, verbatim. */
 export function captureStatement(
-  run: (db: Queryable) => Promise<unknown>,
+  run: (db: Queryable & PreparedQueryable) => Promise<unknown>,
 ): Promise<{ text: string; values: unknown[] }> {
   return new Promise((resolve, reject) => {
-    const recorder: Queryable = {
-      query(text: string, values?: unknown[]) {
-        resolve({ text, values: values ?? [] });
+    const recorder = {
+      query(textOrConfig: string | QueryConfig, values?: unknown[]) {
+        if (typeof textOrConfig === 'string') resolve({ text: textOrConfig, values: values ?? [] });
+        else resolve({ text: textOrConfig.text, values: textOrConfig.values ?? [] });
         return Promise.resolve({ rows: [], rowCount: 0, command: '', oid: 0, fields: [] });
       },
-    };
+    } as unknown as Queryable & PreparedQueryable;
     run(recorder).catch(reject);
   });
 }

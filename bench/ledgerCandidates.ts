@@ -24,7 +24,7 @@
 import { createHash } from 'node:crypto';
 import { Pool, type QueryResult } from 'pg';
 import { createLedger, poolOf } from '../src/createLedger.js';
-import { claimIntent } from '../src/sql/claimIntent.js';
+import { claimNewIntent as claimIntent } from '../src/sql/claimIntent.js';
 import { completeAttempt } from '../src/sql/completeAttempt.js';
 import { findIntent } from '../src/sql/findIntent.js';
 import {

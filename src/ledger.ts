@@ -15,13 +15,13 @@ import type { Logger } from './logger.js';
 import { LedgerMetrics } from './metrics.js';
 import { assertAmount, assertCurrency } from './money.js';
 import type { ResolvedLedgerOptions } from './options.js';
-import { claimIntent } from './sql/claimIntent.js';
+import { claimNewIntent } from './sql/claimIntent.js';
 import { completeAttempt } from './sql/completeAttempt.js';
 import { correctNotExecutedIntent } from './sql/correctNotExecutedIntent.js';
-import { findIntent } from './sql/findIntent.js';
 import { getIntentById, getIntentWithAttempts } from './sql/getIntentWithAttempts.js';
 import { purgeInbox, purgeSettledIntents } from './sql/purgeSettled.js';
 import { raiseDiscrepancy } from './sql/raiseDiscrepancy.js';
+import { reclaimIntent } from './sql/reclaimIntent.js';
 import { recordLateAnswer } from './sql/recordLateAnswer.js';
 import { type FailedOutcome, settleAttemptWithoutExecution } from './sql/settleAttemptWithoutExecution.js';
 import { IntentStatus } from './status.js';
@@ -114,33 +114,33 @@ export class Ledger {
       // Timed from before the claim is sent: PostgreSQL starts the lease later than this, so the abort
       // computed from here always fires before the lease really ends, whatever the network latency.
       const sentAt = Date.now();
-      const claimed = await this.database('claiming', spec, () =>
-        claimIntent(this.pool, {
-          ...input,
-          fingerprint: print,
-          leaseMs: this.options.leaseMs,
-          owner: this.options.owner,
-        }),
-      );
-      if (claimed) {
+      const claimInput = {
+        ...input,
+        fingerprint: print,
+        leaseMs: this.options.leaseMs,
+        owner: this.options.owner,
+      };
+      const fresh = await this.database('claiming', spec, () => claimNewIntent(this.pool, claimInput));
+      const outcome = fresh
+        ? ({ claimed: true, ...fresh } as const)
+        : await this.database('claiming', spec, () => reclaimIntent(this.pool, claimInput));
+      if (outcome.claimed) {
         this.metrics.claims.inc(labels);
-        const signal = this.arm(claimed.id, claimed.attempt, sentAt);
+        const signal = this.arm(outcome.id, outcome.attempt, sentAt);
         this.log.info(
-          { partner: spec.partner, key: spec.key, intentId: claimed.id, attempt: claimed.attempt },
+          { partner: spec.partner, key: spec.key, intentId: outcome.id, attempt: outcome.attempt },
           'intent claimed',
         );
         return {
           kind: 'claimed',
-          intentId: claimed.id,
+          intentId: outcome.id,
           key: spec.key,
-          attempt: claimed.attempt,
-          leaseExpiresAt: claimed.lease_expires_at,
+          attempt: outcome.attempt,
+          leaseExpiresAt: outcome.lease_expires_at,
           signal,
         };
       }
-      const existing = await this.database('reading the intent', spec, () =>
-        findIntent(this.pool, spec.partner, spec.key),
-      );
+      const existing = outcome.intent;
       if (!existing) continue; // purged between the two statements: claim again
       const context = { partner: spec.partner, key: spec.key, intentId: existing.id };
       if (existing.fingerprint !== print) {

@@ -1,5 +1,5 @@
 import type { Json } from '../types.js';
-import type { Queryable } from './queryable.js';
+import type { PreparedQueryable } from './queryable.js';
 
 export interface CompletedRow {
   id: string;
@@ -17,7 +17,7 @@ export interface CompletedRow {
  * the caller decides whether it is a harmless repeat or a late completion (invariant 4).
  */
 export async function completeAttempt(
-  db: Queryable,
+  db: PreparedQueryable,
   input: {
     intentId: string;
     attempt: number;
@@ -26,8 +26,9 @@ export async function completeAttempt(
     by: string;
   },
 ): Promise<CompletedRow | undefined> {
-  const result = await db.query<CompletedRow>(
-    `WITH done AS (
+  const result = await db.query<CompletedRow>({
+    name: 'intent_ledger_complete',
+    text: `WITH done AS (
        UPDATE intents
           SET status = 'completed', partner_reference = $3, response = $4::jsonb, lease_expires_at = NULL,
               settled_at = now(), updated_at = now(), resolved_by = $5
@@ -41,13 +42,13 @@ export async function completeAttempt(
           AND EXISTS (SELECT 1 FROM done)
      )
      SELECT * FROM done`,
-    [
+    values: [
       input.intentId,
       input.attempt,
       input.partnerReference,
       input.response === null ? null : JSON.stringify(input.response),
       input.by,
     ],
-  );
+  });
   return result.rows[0];
 }

@@ -1,0 +1,70 @@
+import type { FoundIntentRow } from './findIntent.js';
+import type { PreparedQueryable } from './queryable.js';
+
+/** Either a new attempt of an existing intent, or the intent as it stands (nothing claimed). */
+export type ReclaimOutcome =
+  | { claimed: true; id: string; attempt: number; lease_expires_at: Date }
+  | { claimed: false; intent: FoundIntentRow | undefined };
+
+/**
+ * For an intent that already exists: claims attempt + 1 when that is allowed, otherwise reads the intent, in
+ * ONE statement. A claim over an existing intent is allowed only from `not_executed` (invariant 2), or, for a
+ * partner that honours our key (stored and asked), also from `unknown` or an `in_progress` whose lease ended
+ * (the partner deduplicates). A different fingerprint never claims: the caller reports a key conflict.
+ *
+ * The UPDATE is the atomic part: concurrent re-claims serialise on the row lock and PostgreSQL re-checks the
+ * WHERE against the committed row, so exactly one wins. A loser's read half may still show the row as it was
+ * before the winner's commit (same snapshot); the caller then simply asks again.
+ */
+export async function reclaimIntent(
+  db: PreparedQueryable,
+  input: {
+    partner: string;
+    key: string;
+    fingerprint: string;
+    leaseMs: number;
+    owner: string;
+    partnerHonoursKey: boolean;
+  },
+): Promise<ReclaimOutcome> {
+  const result = await db.query<FoundIntentRow & { claimed: boolean }>({
+    name: 'intent_ledger_reclaim',
+    text: `WITH reclaimed AS (
+       UPDATE intents i
+          SET status = 'in_progress', attempt = i.attempt + 1, lease_expires_at = now() + $4 * interval '1 millisecond',
+              owner = $5, settled_at = NULL, reason = NULL, resolved_by = NULL, updated_at = now()
+        WHERE i.partner = $1 AND i.key = $2 AND i.fingerprint = $3
+          AND (i.status = 'not_executed'
+               OR (i.partner_honours_key AND $6
+                   AND (i.status = 'unknown' OR (i.status = 'in_progress' AND i.lease_expires_at <= now()))))
+        RETURNING i.*
+     ), attempt AS (
+       INSERT INTO intent_attempts (intent_id, attempt, owner, lease_expires_at)
+       SELECT id, attempt, $5, lease_expires_at FROM reclaimed
+     )
+     SELECT r.*, true AS claimed, true AS lease_running FROM reclaimed r
+     UNION ALL
+     SELECT i.*, false AS claimed, coalesce(i.lease_expires_at > now(), false) AS lease_running
+       FROM intents i
+      WHERE i.partner = $1 AND i.key = $2 AND NOT EXISTS (SELECT 1 FROM reclaimed)`,
+    values: [
+      input.partner,
+      input.key,
+      input.fingerprint,
+      input.leaseMs,
+      input.owner,
+      input.partnerHonoursKey,
+    ],
+  });
+  const row = result.rows[0];
+  if (row?.claimed)
+    return {
+      claimed: true,
+      id: row.id,
+      attempt: row.attempt,
+      lease_expires_at: row.lease_expires_at as Date,
+    };
+  if (!row) return { claimed: false, intent: undefined };
+  const { claimed: _claimed, ...intent } = row;
+  return { claimed: false, intent };
+}
