@@ -3,19 +3,22 @@
  * way operators and the worker's cron run it), beside its floor: PostgreSQL's own COPY of the same file into
  * a table plus one join that finds the same matches.
  *
- * For each size (N, then N/10 for the memory slope), in a fresh database:
- * 1. N intents in mixed states + attempts, written by PostgreSQL (bench/reconcileData.ts), then VACUUM
- *    ANALYZE and CHECKPOINT so neither contender pays for the generator's leftovers;
+ * For each size (N, then N/10 for the memory slope):
+ * 1. a template database: N intents in mixed states + attempts, written by PostgreSQL
+ *    (bench/reconcileData.ts), then VACUUM ANALYZE and CHECKPOINT so no contender pays for the generator's
+ *    leftovers. Every run gets its own copy (CREATE DATABASE ... TEMPLATE), so each starts from the same state;
  * 2. the N-row acme-pay file, streamed to a world-readable temp file;
  * 3. the floor (psql `\copy` into a temp table + `CREATE TEMP TABLE ... AS SELECT ... JOIN intents`), timed
  *    as a process like the CLI, before and after the CLI run (the mean is the floor);
- * 4. the CLI, under `/usr/bin/time -v` for its peak RSS.
- * With `--profile`, or when a target is missed on the main size, the CLI runs again with `--cpu-prof` on a
- * pristine copy of the database (cloned before step 4) with auto_explain logging its slow statements.
+ * 4. the CLI, under `/usr/bin/time -v` for its peak RSS. When it fails on its 30 s client query timeout, the
+ *    engine runs again without it (bench/reconcileChild.ts) to show what it needs at that size.
+ * With `--profile`, or when a target is missed in a full run, the main size runs once more with `--cpu-prof`
+ * and auto_explain (plans, buffers and trigger times of every statement over 200 ms), followed by a
+ * measurement of what storing the partner rows costs (bench/partnerRecordsCost.ts).
  */
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
 import { createDataSource } from '../src/database/createDataSource.js';
@@ -36,6 +39,7 @@ import { type BenchServer, log, round } from './support.js';
 
 /** The CLI, found relative to this file so the benchmark works from dist/ and from any other outDir. */
 const CLI = join(__dirname, '../src/cli/main.js');
+const ENGINE_CHILD = join(__dirname, 'reconcileChild.js');
 
 export interface ReconcileBenchOptions {
   quick: boolean;
@@ -62,6 +66,11 @@ export interface SizeFigures {
   csvSeconds: number;
   floor: { seconds: number; samples: number[]; method: string; matches: number };
   engine: EngineFigures;
+  /**
+   * When the CLI failed on its client query timeout: the same run through the engine itself
+   * (bench/reconcileChild.ts), which has none, to show what the engine needs at this size.
+   */
+  engineWithoutTimeout: (EngineFigures & { floorRatio: number; differences: string[] }) | undefined;
   /** engine seconds ÷ floor seconds. */
   floorRatio: number;
   expected: ExpectedOutcome;
@@ -71,7 +80,10 @@ export interface SizeFigures {
 
 export interface ProfileFigures {
   reason: string;
+  /** What was profiled: the CLI, or the engine child when the CLI could not finish. */
+  via: string;
   seconds: number;
+  exitCode: number | null;
   cpu: ProfileSummary | undefined;
   /** auto_explain output (statements over 200 ms) of the profiled run; embedded server only. */
   slowStatements: string[];
@@ -110,28 +122,35 @@ export async function benchReconcile(
   const work = mkdtempSync(join(tmpdir(), 'intent-ledger-bench-files-'));
   // The embedded server runs as the `postgres` OS user when we are root: server-side COPY must read here.
   chmodSync(work, 0o755);
+  const sizes: Dataset[] = [];
   try {
-    const wantClone = options.profile === true || !options.quick;
-    const main = await benchSize(server, work, rows, wantClone);
-    const small = await benchSize(server, work, Math.round(rows / 10), false);
-    const memoryRatio = round(main.figures.engine.peakRssMb / small.figures.engine.peakRssMb, 2);
+    const main = await prepareSize(server, work, rows);
+    sizes.push(main);
+    const mainFigures = await benchSize(server, main);
+    const small = await prepareSize(server, work, Math.round(rows / 10));
+    sizes.push(small);
+    const smallFigures = await benchSize(server, small);
+    const memoryRatio = round(mainFigures.engine.peakRssMb / smallFigures.engine.peakRssMb, 2);
+    const ok = mainFigures.engine.exitCode === 0;
     const targets = {
-      rowsPerSecond: target(50_000, main.figures.engine.rowsPerSecond, (v, t) => v >= t),
-      floorRatio: target(3, main.figures.floorRatio, (v, t) => v <= t),
-      peakRssMb: target(256, main.figures.engine.peakRssMb, (v, t) => v <= t),
-      memoryRatio: target(1.3, memoryRatio, (v, t) => v <= t),
+      rowsPerSecond: target(50_000, mainFigures.engine.rowsPerSecond, (v, t) => ok && v >= t),
+      floorRatio: target(3, mainFigures.floorRatio, (v, t) => ok && v <= t),
+      peakRssMb: target(256, mainFigures.engine.peakRssMb, (v, t) => ok && v <= t),
+      memoryRatio: target(1.3, memoryRatio, (v, t) => ok && v <= t),
     };
     const missed = Object.entries(targets)
       .filter(([, value]) => !value.met)
       .map(([name]) => name);
     let profile: ProfileFigures | undefined;
-    if (main.clone && (options.profile || missed.length > 0)) {
+    if (options.profile || (!options.quick && missed.length > 0)) {
       const reason = missed.length > 0 ? `missed: ${missed.join(', ')}` : '--profile';
-      profile = await profileRun(server, work, main.clone, main.file, main.reconcilers, reason, rows);
+      // A run the CLI cannot finish (its client query timeout) is profiled through the engine itself.
+      const viaEngine = mainFigures.engine.exitCode !== 0 && mainFigures.engineWithoutTimeout !== undefined;
+      profile = await profileRun(server, main, reason, viaEngine);
     }
-    if (main.clone) await server.dropDatabase(main.clone.name);
-    return { main: main.figures, small: small.figures, memoryRatio, targets, profile };
+    return { main: mainFigures, small: smallFigures, memoryRatio, targets, profile };
   } finally {
+    for (const size of sizes) await server.dropDatabase(size.template.name);
     rmSync(work, { recursive: true, force: true });
   }
 }
@@ -140,99 +159,128 @@ function target(goal: number, value: number, ok: (value: number, goal: number) =
   return { target: goal, value, met: ok(value, goal) };
 }
 
-interface SizeRun {
-  figures: SizeFigures;
+/** One size's data: a pristine template database (never reconciled; each run gets a copy), the file. */
+interface Dataset {
+  rows: number;
+  template: { name: string; url: string };
   file: string;
+  fileBytes: number;
   reconcilers: string;
-  clone: { name: string; url: string } | undefined;
+  generateSeconds: number;
+  csvSeconds: number;
 }
 
-async function benchSize(
-  server: BenchServer,
-  work: string,
-  rows: number,
-  wantClone: boolean,
-): Promise<SizeRun> {
+async function prepareSize(server: BenchServer, work: string, rows: number): Promise<Dataset> {
   const window = benchWindow();
-  const database = await server.createDatabase(`reconcile_${rows}`);
-  let clone: { name: string; url: string } | undefined;
+  const template = await server.createDatabase(`reconcile_${rows}`);
+  log(`reconcile N=${rows}: generating intents`);
+  let started = performance.now();
+  const dataSource = createDataSource({ url: template.url, poolSize: 1 });
+  await dataSource.initialize();
   try {
-    log(`reconcile N=${rows}: generating intents`);
-    let started = performance.now();
-    const dataSource = createDataSource({ url: database.url, poolSize: 1 });
-    await dataSource.initialize();
-    try {
-      await migrate(dataSource);
-    } finally {
-      await dataSource.destroy();
-    }
-    const client = new Client({ connectionString: database.url });
-    await client.connect();
-    try {
-      await generateIntents(client, rows, window);
-    } finally {
-      await client.end();
-    }
-    const generateSeconds = (performance.now() - started) / 1000;
-
-    started = performance.now();
-    const file = join(work, `acme-pay-${rows}.csv`);
-    const bytes = await writePartnerCsv(file, rows, window);
-    const csvSeconds = (performance.now() - started) / 1000;
-    const reconcilers = writeReconcilerDir(work, rows, file, window);
-    log(
-      `reconcile N=${rows}: intents in ${round(generateSeconds, 1)} s, ` +
-        `file ${round(bytes / 1024 ** 2, 1)} MB in ${round(csvSeconds, 1)} s`,
-    );
-
-    if (wantClone) clone = await server.createDatabase(`reconcile_${rows}_profile`, database.name);
-
-    const floorBefore = await floor(database.url, file);
-    log(
-      `reconcile N=${rows}: floor ${round(floorBefore.seconds, 2)} s (${floorBefore.method}), ${floorBefore.matches} matches`,
-    );
-    const run = await runCli(database.url, file, reconcilers);
-    log(
-      `reconcile N=${rows}: CLI ${round(run.seconds, 2)} s, peak RSS ${round(run.peakRssMb, 1)} MB, exit ${run.code}`,
-    );
-    if (run.code !== 0) log(`CLI stderr:\n${run.stderr.slice(-4000)}`);
-    const floorAfter = await floor(database.url, file);
-    log(`reconcile N=${rows}: floor again ${round(floorAfter.seconds, 2)} s`);
-
-    const floorSeconds = (floorBefore.seconds + floorAfter.seconds) / 2;
-    const report = parseReport(run.stdout);
-    const expected = expectedOutcome(rows);
-    const figures: SizeFigures = {
-      rows,
-      fileMb: round(bytes / 1024 ** 2, 1),
-      generateSeconds: round(generateSeconds, 1),
-      csvSeconds: round(csvSeconds, 1),
-      floor: {
-        seconds: round(floorSeconds, 3),
-        samples: [round(floorBefore.seconds, 3), round(floorAfter.seconds, 3)],
-        method: floorBefore.method,
-        matches: floorBefore.matches,
-      },
-      engine: {
-        seconds: round(run.seconds, 3),
-        rowsPerSecond: round(rows / run.seconds, 0),
-        peakRssMb: round(run.peakRssMb, 1),
-        peakRssSource: run.peakRssSource,
-        exitCode: run.code,
-        report,
-      },
-      floorRatio: round(run.seconds / floorSeconds, 2),
-      expected,
-      differences: compare(report, expected, run),
-    };
-    if (figures.differences.length > 0) {
-      log(
-        `reconcile N=${rows}: the report differs from the data's design:\n  ${figures.differences.join('\n  ')}`,
-      );
-    }
-    return { figures, file, reconcilers, clone };
+    await migrate(dataSource);
   } finally {
-    await server.dropDatabase(database.name);
+    await dataSource.destroy();
+  }
+  const client = new Client({ connectionString: template.url });
+  await client.connect();
+  try {
+    await generateIntents(client, rows, window);
+  } finally {
+    await client.end();
+  }
+  const generateSeconds = (performance.now() - started) / 1000;
+  started = performance.now();
+  const file = join(work, `acme-pay-${rows}.csv`);
+  const fileBytes = await writePartnerCsv(file, rows, window);
+  const csvSeconds = (performance.now() - started) / 1000;
+  const reconcilers = writeReconcilerDir(work, rows, file, window);
+  log(
+    `reconcile N=${rows}: intents in ${round(generateSeconds, 1)} s, ` +
+      `file ${round(fileBytes / 1024 ** 2, 1)} MB in ${round(csvSeconds, 1)} s`,
+  );
+  return { rows, template, file, fileBytes, reconcilers, generateSeconds, csvSeconds };
+}
+
+/** Floor, CLI (on a copy of the template), floor again; the engine without the CLI if the CLI timed out. */
+async function benchSize(server: BenchServer, data: Dataset): Promise<SizeFigures> {
+  const { rows, file, reconcilers } = data;
+  const floorBefore = await floor(data.template.url, file);
+  log(
+    `reconcile N=${rows}: floor ${round(floorBefore.seconds, 2)} s (${floorBefore.method}), ${floorBefore.matches} matches`,
+  );
+  const run = await onCopy(server, data, (url) => runCli(url, file, reconcilers));
+  log(
+    `reconcile N=${rows}: CLI ${round(run.seconds, 2)} s, peak RSS ${round(run.peakRssMb, 1)} MB, exit ${run.code}`,
+  );
+  if (run.code !== 0) log(`CLI stderr:\n${run.stderr.slice(-2000)}`);
+  const floorAfter = await floor(data.template.url, file);
+  log(`reconcile N=${rows}: floor again ${round(floorAfter.seconds, 2)} s`);
+  const floorSeconds = (floorBefore.seconds + floorAfter.seconds) / 2;
+
+  const report = parseReport(run.stdout);
+  const expected = expectedOutcome(rows);
+  const figures: SizeFigures = {
+    rows,
+    fileMb: round(data.fileBytes / 1024 ** 2, 1),
+    generateSeconds: round(data.generateSeconds, 1),
+    csvSeconds: round(data.csvSeconds, 1),
+    floor: {
+      seconds: round(floorSeconds, 3),
+      samples: [round(floorBefore.seconds, 3), round(floorAfter.seconds, 3)],
+      method: floorBefore.method,
+      matches: floorBefore.matches,
+    },
+    engine: engineFigures(run, rows, report),
+    engineWithoutTimeout: undefined,
+    floorRatio: round(run.seconds / floorSeconds, 2),
+    expected,
+    differences: compare(report, expected, run),
+  };
+  if (figures.differences.length > 0) {
+    log(
+      `reconcile N=${rows}: the report differs from the data's design:\n  ${figures.differences.join('\n  ')}`,
+    );
+  }
+  if (run.code !== 0 && /query read timeout/i.test(run.stderr)) {
+    log(`reconcile N=${rows}: the CLI hit its client query timeout; running the engine without it`);
+    const direct = await onCopy(server, data, (url) => runEngine(url, file, reconcilers));
+    const directReport = parseReport(direct.stdout);
+    figures.engineWithoutTimeout = {
+      ...engineFigures(direct, rows, directReport),
+      floorRatio: round(direct.seconds / floorSeconds, 2),
+      differences: compare(directReport, expected, direct),
+    };
+    log(
+      `reconcile N=${rows}: engine without the timeout ${round(direct.seconds, 2)} s, ` +
+        `peak RSS ${round(direct.peakRssMb, 1)} MB, exit ${direct.code}`,
+    );
+  }
+  return figures;
+}
+
+function engineFigures(
+  run: MeasuredRun,
+  rows: number,
+  report: Record<string, unknown> | undefined,
+): EngineFigures {
+  return {
+    seconds: round(run.seconds, 3),
+    rowsPerSecond: round(rows / run.seconds, 0),
+    peakRssMb: round(run.peakRssMb, 1),
+    peakRssSource: run.peakRssSource,
+    exitCode: run.code,
+    report,
+  };
+}
+
+/** Runs `work` against a fresh copy of the size's template, dropped afterwards. */
+async function onCopy<T>(server: BenchServer, data: Dataset, work: (url: string) => Promise<T>): Promise<T> {
+  const copy = await server.createDatabase(`reconcile_${data.rows}_run`, data.template.name);
+  try {
+    return await work(copy.url);
+  } finally {
+    await server.dropDatabase(copy.name);
   }
 }
 
@@ -293,6 +341,18 @@ function runCli(
     [...nodeFlags, CLI, 'reconcile', PARTNER, '--file', file, '--json', '--reconcilers', reconcilers],
     { env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' } },
   );
+}
+
+/** The engine through bench/reconcileChild.js: no CLI, no client query timeout. */
+function runEngine(
+  url: string,
+  file: string,
+  reconcilers: string,
+  nodeFlags: string[] = [],
+): Promise<MeasuredRun> {
+  return measure(process.execPath, [...nodeFlags, ENGINE_CHILD, PARTNER, file, reconcilers], {
+    env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+  });
 }
 
 interface FloorRun {
@@ -402,30 +462,36 @@ function compare(
   return differences;
 }
 
-/** Runs the CLI again with --cpu-prof on the pristine clone, with auto_explain on its statements. */
+/**
+ * Runs the CLI (or, when the CLI cannot finish, the engine child) again on a fresh copy with --cpu-prof, with
+ * auto_explain logging every statement over 200 ms with its plan, buffers and trigger times.
+ */
 async function profileRun(
   server: BenchServer,
-  work: string,
-  clone: { name: string; url: string },
-  file: string,
-  reconcilers: string,
+  data: Dataset,
   reason: string,
-  rows: number,
+  viaEngine: boolean,
 ): Promise<ProfileFigures> {
-  log(`reconcile: profiling (${reason})`);
-  for (const setting of [
-    `session_preload_libraries = 'auto_explain'`,
-    `auto_explain.log_min_duration = '200ms'`,
-    'auto_explain.log_analyze = on',
-    'auto_explain.log_buffers = on',
-    'auto_explain.log_nested_statements = on',
-    'auto_explain.log_triggers = on',
-  ]) {
-    await adminQuery(server.adminUrl, `ALTER DATABASE ${clone.name} SET ${setting}`);
-  }
-  const profileDir = join(work, 'cpu-profile');
-  const logStart = server.serverLog.length;
-  const run = await runCli(clone.url, file, reconcilers, ['--cpu-prof', '--cpu-prof-dir', profileDir]);
+  log(`reconcile: profiling (${reason})${viaEngine ? ' through the engine child' : ''}`);
+  const profileDir = join(dirname(data.file), 'cpu-profile');
+  const mark = server.serverLogMark();
+  const run = await onCopy(server, data, async (url) => {
+    const name = new URL(url).pathname.slice(1);
+    for (const setting of [
+      `session_preload_libraries = 'auto_explain'`,
+      `auto_explain.log_min_duration = '200ms'`,
+      'auto_explain.log_analyze = on',
+      'auto_explain.log_buffers = on',
+      'auto_explain.log_triggers = on',
+      'auto_explain.log_nested_statements = on',
+    ]) {
+      await adminQuery(server.adminUrl, `ALTER DATABASE ${name} SET ${setting}`);
+    }
+    const flags = ['--cpu-prof', '--cpu-prof-dir', profileDir];
+    return viaEngine
+      ? runEngine(url, data.file, data.reconcilers, flags)
+      : runCli(url, data.file, data.reconcilers, flags);
+  });
   const profiles = (() => {
     try {
       return readdirSync(profileDir).filter((name) => name.endsWith('.cpuprofile'));
@@ -434,28 +500,41 @@ async function profileRun(
     }
   })();
   const cpu = profiles.length > 0 ? summariseProfile(join(profileDir, profiles[0])) : undefined;
-  const slowStatements = server.serverLog
-    .slice(logStart)
+  const slowStatements = server
+    .serverLogSince(mark)
     .join('\n')
     .split(/\n(?=\S*\s*\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[^\n]*LOG: {2}duration:)/)
     .filter((entry) => entry.includes('duration:') && entry.includes('plan:'))
     .map((entry) => entry.slice(0, 6_000));
-  log(`reconcile: profiled run ${round(run.seconds, 2)} s, ${slowStatements.length} slow statements logged`);
+  log(
+    `reconcile: profiled run ${round(run.seconds, 2)} s (exit ${run.code}), ${slowStatements.length} slow statements logged`,
+  );
   if (cpu) {
     log(
       `  CPU self time by place: ${cpu.places.map((p) => `${p.place} ${p.selfMs} ms (${p.share}%)`).join(', ')}`,
     );
     log(`  heaviest functions: ${cpu.functions.map((f) => `${f.name} ${f.selfMs} ms`).join(', ')}`);
   }
-  for (const statement of slowStatements)
-    log(`  slow statement: ${statement.replace(/\s+/g, ' ').slice(0, 300)}`);
-  const costRows = Math.min(rows, 200_000);
+  for (const statement of slowStatements) {
+    const duration = /duration: ([\d.]+ ms)/.exec(statement)?.[1];
+    const text = /Query Text: ([^\n]*)/.exec(statement)?.[1] ?? '';
+    log(`  slow statement (${duration}): ${text.trim().slice(0, 120)}`);
+  }
+  const costRows = Math.min(data.rows, 200_000);
   log(`reconcile: measuring what storing ${costRows} partner rows costs`);
-  const partnerRecords = await partnerRecordsCost(clone.url, costRows);
+  const partnerRecords = await onCopy(server, data, (url) => partnerRecordsCost(url, costRows));
   for (const variant of partnerRecords.variants) {
     log(`  partner_records ${variant.name}: ${variant.seconds} s, ${variant.microsPerRow} µs/row`);
   }
-  return { reason, seconds: round(run.seconds, 3), cpu, slowStatements, partnerRecords };
+  return {
+    reason,
+    via: viaEngine ? 'engine child (no client query timeout)' : 'CLI',
+    seconds: round(run.seconds, 3),
+    exitCode: run.code,
+    cpu,
+    slowStatements,
+    partnerRecords,
+  };
 }
 
 async function adminQuery(url: string, sql: string): Promise<void> {

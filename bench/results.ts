@@ -46,6 +46,9 @@ export function renderResults(input: {
   }
   if (reconcile) {
     const t = reconcile.targets;
+    const failed = reconcile.main.engine.exitCode !== 0;
+    const markTarget = (target: Target) =>
+      failed ? '**missed** (the CLI failed at this size)' : mark(target.met);
     out.push(
       `| reconcile: ${count(reconcile.main.rows)} rows at ≥ 50,000 rows/s (1M in ≤ 20 s) | ${count(t.rowsPerSecond.value)} rows/s (${reconcile.main.engine.seconds} s) | ${markTarget(t.rowsPerSecond)} |`,
     );
@@ -148,14 +151,29 @@ function renderReconcile(out: string[], reconcile: ReconcileBenchResult): void {
     '',
   );
   out.push(
-    '| rows | file MB | CLI s | rows/s | floor s (samples) | ratio to floor | peak RSS MB | floor matches | exit |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| rows | run | file MB | s | rows/s | floor s (samples) | ratio to floor | peak RSS MB | floor matches | exit |',
+    '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|',
   );
   for (const size of [reconcile.main, reconcile.small].filter((s): s is SizeFigures => s !== undefined)) {
     out.push(
-      `| ${count(size.rows)} | ${size.fileMb} | ${size.engine.seconds} | ${count(size.engine.rowsPerSecond)} | ` +
+      `| ${count(size.rows)} | CLI | ${size.fileMb} | ${size.engine.seconds} | ${count(size.engine.rowsPerSecond)} | ` +
         `${size.floor.seconds} (${size.floor.samples.join(', ')}) | ${size.floorRatio} | ${size.engine.peakRssMb} | ` +
         `${count(size.floor.matches)} | ${size.engine.exitCode} |`,
+    );
+    const direct = size.engineWithoutTimeout;
+    if (direct) {
+      out.push(
+        `| ${count(size.rows)} | engine, no client query timeout | ${size.fileMb} | ${direct.seconds} | ` +
+          `${count(direct.rowsPerSecond)} | ${size.floor.seconds} | ${direct.floorRatio} | ${direct.peakRssMb} | | ${direct.exitCode} |`,
+      );
+    }
+  }
+  if (reconcile.main.engineWithoutTimeout || reconcile.small?.engineWithoutTimeout) {
+    out.push(
+      '',
+      'The CLI failed with `Query read timeout`: its data source gives every statement 30 s (`query_timeout`,',
+      'src/database/createDataSource.ts), and a set-based statement of the run takes longer at this size. The',
+      '"engine" row is the same `reconcile()` call through bench/reconcileChild.ts on a pool without that timeout.',
     );
   }
   out.push('', `Memory at N ÷ memory at N/10: ${reconcile.memoryRatio}.`, '');
@@ -175,18 +193,39 @@ function renderReconcile(out: string[], reconcile: ReconcileBenchResult): void {
     if (size.differences.length > 0) {
       out.push('Differences from what the data was built to produce:', '');
       for (const line of size.differences) out.push(`- ${line}`);
+      out.push('');
     } else {
       out.push('The report matches what the data was built to produce.');
+    }
+    if (size.engineWithoutTimeout) {
+      out.push(
+        size.engineWithoutTimeout.differences.length === 0
+          ? `The engine run without the client query timeout at ${count(size.rows)} rows produced exactly what the data was built to produce.`
+          : `The engine run without the client query timeout differs: ${size.engineWithoutTimeout.differences.join('; ')}.`,
+      );
     }
     out.push('');
   }
   if (reconcile.profile) {
     const p = reconcile.profile;
-    out.push(`### Profile of the CLI at ${count(reconcile.main.rows)} rows (${p.reason})`, '');
+    out.push(`### Profile at ${count(reconcile.main.rows)} rows (${p.reason})`, '');
     out.push(
-      `Profiled run: ${p.seconds} s (with --cpu-prof and auto_explain, so slower than the measured run).`,
+      `Profiled: the ${p.via}, ${p.seconds} s, exit ${p.exitCode} (with --cpu-prof and auto_explain, so slower than`,
+      'the measured run). `(idle)` is the main thread waiting, here for PostgreSQL.',
       '',
     );
+    if (p.cpu) {
+      const idle = p.cpu.places.find((place) => place.place === '(idle)')?.selfMs ?? 0;
+      const statementsMs = p.slowStatements
+        .map((text) => Number(/duration: ([\d.]+) ms/.exec(text)?.[1] ?? 0))
+        .reduce((sum, ms) => sum + ms, 0);
+      out.push(
+        `Where the ${Math.round(p.cpu.totalMs / 1000)} s went: the Node main thread was busy ${Math.round((p.cpu.totalMs - idle) / 1000)} s ` +
+          `(reading, parsing and staging the file) and waited ${Math.round(idle / 1000)} s; the statements over 200 ms ` +
+          `took ${Math.round(statementsMs / 1000)} s of PostgreSQL time.`,
+        '',
+      );
+    }
     if (p.cpu) {
       out.push('Self time by place:', '', '| place | ms | share |', '|---|---:|---:|');
       for (const place of p.cpu.places) out.push(`| ${place.place} | ${place.selfMs} | ${place.share}% |`);
@@ -205,11 +244,47 @@ function renderReconcile(out: string[], reconcile: ReconcileBenchResult): void {
       out.push('');
     }
     if (p.slowStatements.length > 0) {
-      out.push('Statements over 200 ms (auto_explain):', '');
-      for (const statement of p.slowStatements) out.push('```', statement, '```');
+      const parsed = p.slowStatements.map((text) => ({
+        text,
+        ms: Number(/duration: ([\d.]+) ms/.exec(text)?.[1] ?? 0),
+        query: queryText(text),
+        triggers: [
+          ...text.matchAll(/Trigger for constraint (\S+)(?: on \S+)?: time=([\d.]+) calls=(\d+)/g),
+        ].map(
+          ([, name, ms, calls]) => `${name} ${Math.round(Number(ms))} ms (${count(Number(calls))} calls)`,
+        ),
+      }));
+      out.push(
+        'Statements over 200 ms (auto_explain, with ANALYZE timing, so slower than unprofiled):',
+        '',
+        '| ms | statement | foreign-key triggers |',
+        '|---:|---|---|',
+      );
+      for (const statement of parsed) {
+        out.push(
+          `| ${Math.round(statement.ms)} | \`${statement.query.slice(0, 110).replaceAll('|', '\\|')}\` | ${statement.triggers.join(', ')} |`,
+        );
+      }
+      out.push('', 'Plans of the three slowest:', '');
+      for (const statement of [...parsed].sort((a, b) => b.ms - a.ms).slice(0, 3)) {
+        out.push('```', statement.text.slice(0, 4_000), '```');
+      }
       out.push('');
     }
   }
+}
+
+/** The statement of an auto_explain entry on one line: its first line and the indented lines that follow. */
+function queryText(entry: string): string {
+  const lines = entry.split('\n');
+  const start = lines.findIndex((line) => line.includes('Query Text: '));
+  if (start === -1) return '';
+  const parts = [lines[start].slice(lines[start].indexOf('Query Text: ') + 'Query Text: '.length)];
+  for (const line of lines.slice(start + 1)) {
+    if (!/^\t\s/.test(line)) break;
+    parts.push(line);
+  }
+  return parts.join(' ').replace(/\s+/g, ' ').trim();
 }
 
 function cost(figures: { clientCpuUs: number; serverCpuUs: number | null; walBytes: number }): string {
@@ -218,10 +293,6 @@ function cost(figures: { clientCpuUs: number; serverCpuUs: number | null; walByt
 
 function mark(met: boolean): string {
   return met ? 'met' : '**missed**';
-}
-
-function markTarget(target: Target): string {
-  return mark(target.met);
 }
 
 function count(value: number): string {

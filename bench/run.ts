@@ -6,11 +6,12 @@
  * Flags: --quick, --json, --only ledger|reconcile, --rows N (reconcile size; the N/10 run follows),
  * --profile (CPU profile of the reconcile child and auto_explain of its slow statements, even when every
  * target is met), --candidates (measure the candidate fixes of the ledger's SQL; always on without --quick),
- * --no-write (do not touch bench/RESULTS.md).
+ * --no-write (do not touch bench/RESULTS.md), --render FILE (rewrite bench/RESULTS.md from the raw figures a
+ * previous run saved, without measuring anything).
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { benchLedger, type LedgerBenchResult } from './ledger.js';
@@ -29,8 +30,16 @@ async function main(): Promise<void> {
       profile: { type: 'boolean', default: false },
       candidates: { type: 'boolean', default: false },
       'no-write': { type: 'boolean', default: false },
+      render: { type: 'string' },
     },
   });
+  const resultsFile = join(__dirname, '../../bench/RESULTS.md');
+  if (values.render) {
+    const raw = JSON.parse(readFileSync(values.render, 'utf8')) as Parameters<typeof renderResults>[0];
+    writeFileSync(resultsFile, renderResults({ ...raw, started: new Date(raw.started) }));
+    log(`rewrote ${resultsFile} from ${values.render}`);
+    return;
+  }
   const quick = values.quick;
   const only = values.only;
   if (only !== undefined && only !== 'ledger' && only !== 'reconcile') {
@@ -77,10 +86,13 @@ async function main(): Promise<void> {
   if (values.json) {
     process.stdout.write(`${JSON.stringify(toJson(ledger, candidates, reconcile, machine, quick))}\n`);
   }
+  const results = { started, machine, ledger, candidates, reconcile };
+  const raw = join(tmpdir(), `intent-ledger-bench-${quick ? 'quick' : 'full'}.json`);
+  writeFileSync(raw, JSON.stringify(results));
+  log(`raw figures in ${raw} (re-render with --render ${raw})`);
   if (!quick && !values['no-write']) {
-    const file = join(__dirname, '../../bench/RESULTS.md');
-    writeFileSync(file, renderResults({ started, machine, ledger, candidates, reconcile }));
-    log(`wrote ${file}`);
+    writeFileSync(resultsFile, renderResults(results));
+    log(`wrote ${resultsFile}`);
   }
 }
 
@@ -136,6 +148,13 @@ function toJson(
       targetsMet: Object.values(reconcile.targets).every((target) => target.met),
       targets: reconcile.targets,
       differences: reconcile.main.differences,
+      engineWithoutTimeout: reconcile.main.engineWithoutTimeout && {
+        seconds: reconcile.main.engineWithoutTimeout.seconds,
+        rowsPerSecond: reconcile.main.engineWithoutTimeout.rowsPerSecond,
+        floorRatio: reconcile.main.engineWithoutTimeout.floorRatio,
+        peakRssMb: reconcile.main.engineWithoutTimeout.peakRssMb,
+        exitCode: reconcile.main.engineWithoutTimeout.exitCode,
+      },
       report: reconcile.main.engine.report && { ...reconcile.main.engine.report, rejected: undefined },
     },
   };

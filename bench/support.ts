@@ -23,11 +23,10 @@ export interface BenchServer {
   readonly version: string;
   /** 'embedded' (throwaway, started here) or 'BENCH_DATABASE_URL'. */
   readonly kind: 'embedded' | 'BENCH_DATABASE_URL';
-  /**
-   * The server's own log lines (embedded only), newest last, at most the last 20,000. auto_explain output
-   * of the profiling runs lands here.
-   */
-  readonly serverLog: string[];
+  /** A position in the server's own log (embedded only; auto_explain output of the profiling runs). */
+  serverLogMark(): number;
+  /** The server's log lines since `mark` (at most the last 20,000 lines are kept). */
+  serverLogSince(mark: number): string[];
   /** PID of the postmaster when the server was started here, for CPU accounting of its processes. */
   readonly postmasterPid: number | undefined;
   /**
@@ -43,6 +42,8 @@ const SERVER_LOG_LINES = 20_000;
 
 export async function startBenchServer(): Promise<BenchServer> {
   const serverLog: string[] = [];
+  /** Lines ever logged; serverLog holds the last ones. */
+  let logged = 0;
   let embedded: EmbeddedServer | undefined;
   let postmasterPid: number | undefined;
   let adminUrl = process.env.BENCH_DATABASE_URL;
@@ -52,6 +53,7 @@ export async function startBenchServer(): Promise<BenchServer> {
       dataDir,
       persistent: false,
       onLog: (line) => {
+        logged++;
         serverLog.push(line);
         if (serverLog.length > SERVER_LOG_LINES) serverLog.splice(0, serverLog.length - SERVER_LOG_LINES);
       },
@@ -67,7 +69,8 @@ export async function startBenchServer(): Promise<BenchServer> {
     adminUrl,
     version,
     kind: embedded ? 'embedded' : 'BENCH_DATABASE_URL',
-    serverLog,
+    serverLogMark: () => logged,
+    serverLogSince: (mark) => serverLog.slice(Math.max(0, serverLog.length - (logged - mark))),
     postmasterPid,
     async createDatabase(label, template) {
       const name = `il_bench_${label.replace(/[^a-z0-9]/gi, '_').toLowerCase()}_${process.pid}_${++counter}`;
@@ -184,10 +187,7 @@ export class Meter {
       result,
       cost: {
         clientCpuMs: (after.client - before.client) / 1000,
-        serverCpuMs:
-          after.server === undefined || before.server === undefined
-            ? undefined
-            : after.server - before.server,
+        serverCpuMs: serverCpuBetween(before.server, after.server),
         walBytes: after.wal - before.wal,
       },
     };
@@ -197,7 +197,7 @@ export class Meter {
     return this.client.end();
   }
 
-  private async read(): Promise<{ client: number; server: number | undefined; wal: number }> {
+  private async read(): Promise<{ client: number; server: Map<number, number> | undefined; wal: number }> {
     const { rows } = await this.client.query<{ wal: string }>(
       "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint AS wal",
     );
@@ -214,12 +214,26 @@ export class Meter {
 const CLOCK_TICKS = 100;
 
 /**
- * utime + stime (ms) of the postmaster and its children (backends, walwriter, checkpointer, io workers).
- * A backend that exits takes its CPU with it; the pools keep theirs open during a slot.
+ * CPU (ms) the server's processes used between two readings. Only processes alive at the second reading
+ * count, each from its first reading (or from 0 when it started in between): a backend or autovacuum worker
+ * that exited in between takes its CPU with it, which would otherwise make the difference negative.
  */
-function processTreeCpuMs(postmasterPid: number): number | undefined {
-  let ticks = 0;
-  let found = false;
+function serverCpuBetween(
+  before: Map<number, number> | undefined,
+  after: Map<number, number> | undefined,
+): number | undefined {
+  if (before === undefined || after === undefined) return undefined;
+  let total = 0;
+  for (const [pid, ms] of after) total += ms - Math.min(ms, before.get(pid) ?? 0);
+  return total;
+}
+
+/**
+ * utime + stime (ms) of the postmaster and each of its children (backends, walwriter, checkpointer, io
+ * workers), by pid.
+ */
+function processTreeCpuMs(postmasterPid: number): Map<number, number> | undefined {
+  const byPid = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     let stat: string;
@@ -233,10 +247,9 @@ function processTreeCpuMs(postmasterPid: number): number | undefined {
     const pid = Number(entry);
     const ppid = Number(fields[1]);
     if (pid !== postmasterPid && ppid !== postmasterPid) continue;
-    found = true;
-    ticks += Number(fields[11]) + Number(fields[12]);
+    byPid.set(pid, ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS);
   }
-  return found ? (ticks * 1000) / CLOCK_TICKS : undefined;
+  return byPid.size > 0 ? byPid : undefined;
 }
 
 /** Figures of one variant over all its measured slots. */
