@@ -147,6 +147,18 @@ export class Ledger {
         this.metrics.conflicts.inc(labels);
         throw new IdempotencyKeyConflictError(context);
       }
+      // The re-claim's read half sees the row as of the statement's start: a contender that re-claimed it
+      // meanwhile is invisible there. A row that still looks claimable by our own rules is therefore read
+      // again rather than trusted (the next round's statement sees the winner's commit).
+      const honoured = existing.partner_honours_key && input.partnerHonoursKey;
+      if (
+        existing.status === IntentStatus.NotExecuted ||
+        (honoured &&
+          (existing.status === IntentStatus.Unknown ||
+            (existing.status === IntentStatus.InProgress && !existing.lease_running)))
+      ) {
+        continue;
+      }
       switch (existing.status) {
         case IntentStatus.Completed:
           this.metrics.replays.inc(labels);
@@ -186,8 +198,6 @@ export class Ledger {
         case IntentStatus.Unknown:
           this.metrics.unknownOutcomes.inc(labels);
           throw new IntentOutcomeUnknownError({ ...context, attempt: existing.attempt });
-        case IntentStatus.NotExecuted:
-          continue; // became claimable between the two statements: claim again
       }
     }
     throw new LedgerUnavailableError({
