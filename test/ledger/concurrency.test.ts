@@ -44,10 +44,12 @@ describe('concurrency: one call in flight per (partner, key)', function () {
   let fleet: Ledger[];
   let sql: Pool;
   before(async () => {
-    single = await testLedger(db.url, { poolSize: CONTENDERS + 4 });
+    // Pools sized to fit a stock PostgreSQL (max_connections 100, as CI's second pass has): 32 + 4 x 12.
+    // Contenders beyond the pool queue for a connection, which only widens the race windows.
+    single = await testLedger(db.url, { poolSize: 32 });
     // Four instances = four pools = four "processes" racing through PostgreSQL only.
     fleet = await Promise.all(
-      [1, 2, 3, 4].map((n) => testLedger(db.url, { poolSize: 20, owner: `worker-${n}` })),
+      [1, 2, 3, 4].map((n) => testLedger(db.url, { poolSize: 12, owner: `worker-${n}` })),
     );
     sql = sqlPool(db.url);
   });
