@@ -143,9 +143,7 @@ ALTER TABLE intents ADD CONSTRAINT intents_settled_when_final CHECK (((status = 
 ALTER TABLE intents ADD CONSTRAINT intents_status_check CHECK ((status = ANY (ARRAY['in_progress'::text, 'completed'::text, 'rejected'::text, 'not_executed'::text, 'unknown'::text])));
 ALTER TABLE migrations ADD CONSTRAINT migrations_pkey PRIMARY KEY (id);
 ALTER TABLE partner_records ADD CONSTRAINT partner_records_identity_unique UNIQUE (partner, identity);
-ALTER TABLE partner_records ADD CONSTRAINT partner_records_intent_id_fkey FOREIGN KEY (intent_id) REFERENCES intents(id) ON DELETE SET NULL;
 ALTER TABLE partner_records ADD CONSTRAINT partner_records_pkey PRIMARY KEY (id);
-ALTER TABLE partner_records ADD CONSTRAINT partner_records_run_id_fkey FOREIGN KEY (run_id) REFERENCES reconciliation_runs(id);
 ALTER TABLE reconciliation_runs ADD CONSTRAINT reconciliation_runs_pkey PRIMARY KEY (id);
 ALTER TABLE reconciliation_runs ADD CONSTRAINT reconciliation_runs_slot_unique UNIQUE (partner, slot);
 ALTER TABLE reconciliation_runs ADD CONSTRAINT reconciliation_runs_status_check CHECK ((status = ANY (ARRAY['running'::text, 'succeeded'::text, 'failed'::text, 'dry_run'::text, 'skipped'::text])));
@@ -160,7 +158,6 @@ CREATE INDEX intents_partner_reference ON public.intents USING btree (partner, r
 CREATE INDEX intents_settled_at ON public.intents USING btree (settled_at) WHERE (settled_at IS NOT NULL);
 CREATE INDEX intents_unsettled ON public.intents USING btree (partner, lease_expires_at) WHERE (status = ANY (ARRAY['in_progress'::text, 'unknown'::text]));
 CREATE INDEX partner_records_intent ON public.partner_records USING btree (intent_id) WHERE (intent_id IS NOT NULL);
-CREATE INDEX partner_records_reference ON public.partner_records USING btree (partner, reference);
 CREATE INDEX reconciliation_runs_checksum ON public.reconciliation_runs USING btree (partner, checksum) WHERE (status = 'succeeded'::text);
 CREATE INDEX reconciliation_runs_started ON public.reconciliation_runs USING btree (partner, started_at DESC);
 
@@ -172,4 +169,30 @@ AS $function$
         RAISE EXCEPTION 'discrepancy_history is append-only' USING ERRCODE = 'insufficient_privilege';
       END $function$
 
+CREATE OR REPLACE FUNCTION public.intents_unlink_partner_records()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+      BEGIN
+        PERFORM pg_advisory_xact_lock(hashtextextended('intent-ledger:reconcile:' || p.partner, 0))
+           FROM (SELECT DISTINCT partner FROM deleted_intents ORDER BY partner) p;
+        UPDATE partner_records pr SET intent_id = NULL
+          FROM deleted_intents d
+         WHERE pr.intent_id = d.id;
+        RETURN NULL;
+      END $function$
+
+CREATE OR REPLACE FUNCTION public.reconciliation_runs_keep_records()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+      BEGIN
+        IF EXISTS (SELECT 1 FROM partner_records WHERE run_id = OLD.id) THEN
+          RAISE EXCEPTION 'reconciliation run % has partner records', OLD.id USING ERRCODE = 'foreign_key_violation';
+        END IF;
+        RETURN OLD;
+      END $function$
+
 CREATE TRIGGER discrepancy_history_no_change BEFORE DELETE OR UPDATE ON public.discrepancy_history FOR EACH ROW EXECUTE FUNCTION discrepancy_history_append_only();
+CREATE TRIGGER intents_unlink_partner_records AFTER DELETE ON public.intents REFERENCING OLD TABLE AS deleted_intents FOR EACH STATEMENT EXECUTE FUNCTION intents_unlink_partner_records();
+CREATE TRIGGER reconciliation_runs_keep_records BEFORE DELETE ON public.reconciliation_runs FOR EACH ROW EXECUTE FUNCTION reconciliation_runs_keep_records();

@@ -1,6 +1,6 @@
 import { lockPartnerReconciliation } from '../sql/lockPartnerReconciliation.js';
 import type { Queryable } from '../sql/queryable.js';
-import { collectCandidates, collectEvidence } from './collectCandidates.js';
+import { collectCandidates, collectNewEvidence, collectStoredEvidence } from './collectCandidates.js';
 import type { Coverage } from './coverage.js';
 import { flagDiscrepancies } from './flagDiscrepancies.js';
 import { matchRows } from './matchRows.js';
@@ -8,7 +8,7 @@ import { raiseFlags } from './raiseFlags.js';
 import { type Resolution, resolveStuckIntents } from './resolveStuckIntents.js';
 import type { ReconcilerDiscrepancyKind } from './runReport.js';
 import type { RunSettings } from './runSettings.js';
-import { storePartnerRecords } from './storePartnerRecords.js';
+import { findKnownRecords, storePartnerRecords } from './storePartnerRecords.js';
 
 export interface ApplyOutcome {
   matched: number;
@@ -17,9 +17,10 @@ export interface ApplyOutcome {
 }
 
 /**
- * Everything a run decides, once `rec_report` holds the report: match, remember the rows, settle stuck
- * intents, raise discrepancies. All of it runs on the caller's connection inside the caller's
- * transaction, which commits it all or nothing. `checkpoint` is called between steps (it throws to stop).
+ * Everything a run decides, once `rec_report` holds the report: match, collect the candidate intents and
+ * what is known of their executions, remember the rows, settle stuck intents, raise discrepancies. All of
+ * it runs on the caller's connection inside the caller's transaction, which commits it all or nothing.
+ * `checkpoint` is called between steps (it throws to stop).
  */
 export async function applyReport(
   db: Queryable,
@@ -40,8 +41,6 @@ export async function applyReport(
   checkpoint();
   const matched = await matchRows(db, partner, settings.match);
   checkpoint();
-  await storePartnerRecords(db, { partner, runId, source: input.source });
-  checkpoint();
   const common = {
     partner,
     stuckAfterMs: settings.stuckAfterMs,
@@ -54,7 +53,13 @@ export async function applyReport(
     settlementLagMs: settings.settlementLagMs,
     deadlineMs: settings.deadlineMs,
   });
-  await collectEvidence(db, partner);
+  checkpoint();
+  // Evidence from earlier runs is read before this run's records are stored (see collectStoredEvidence).
+  await findKnownRecords(db, partner);
+  await collectStoredEvidence(db);
+  checkpoint();
+  await storePartnerRecords(db, { partner, runId, source: input.source });
+  await collectNewEvidence(db, { runId, source: input.source });
   checkpoint();
   const resolved = await resolveStuckIntents(db, {
     partner,
@@ -63,7 +68,7 @@ export async function applyReport(
     runId,
   });
   checkpoint();
-  await flagDiscrepancies(db, common);
+  await flagDiscrepancies(db, { ...common, source: input.source });
   const discrepancies = await raiseFlags(db, { partner, runId, actor });
   return { matched, resolved, discrepancies };
 }

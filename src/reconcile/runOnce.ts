@@ -4,19 +4,19 @@ import type { Logger } from '../logger.js';
 import { PartnerApiError } from '../reports/partnerApiError.js';
 import type { ReportItem } from '../reports/partnerRow.js';
 import { readApiReport } from '../reports/readApiReport.js';
-import { readCsvReport } from '../reports/readCsvReport.js';
+import { readCsvReportBatches } from '../reports/readCsvReport.js';
 import { ReportFormatError } from '../reports/reportFormatError.js';
 import { finishReconciliationRun } from '../sql/finishReconciliationRun.js';
 import { startReconciliationRun } from '../sql/startReconciliationRun.js';
 import { applyReport } from './applyReport.js';
 import { fileChecksum, RowChecksum } from './checksum.js';
 import { type Coverage, configuredCoverage, defaultApiWindow } from './coverage.js';
-import { identifyRows, reportExtent } from './identifyRows.js';
+import { identifyRows } from './identifyRows.js';
 import { lookupStuckIntents } from './lookupStuckIntents.js';
 import { RunAborted, TooManyRejectedRows } from './runFailure.js';
 import { emptyReport, MAX_RECORDED_REJECTIONS, type RunReport, zeroDiscrepancies } from './runReport.js';
 import type { RunSettings } from './runSettings.js';
-import { createStagingTable, stageReport } from './stageReport.js';
+import { createStagingTable, oneByOne, type ReportExtent, stageReport } from './stageReport.js';
 
 /** work_mem of a run's transaction: a 1M-row report sorts and hashes in memory at this size. */
 const RUN_WORK_MEM = '64MB';
@@ -74,7 +74,12 @@ export async function runOnce(context: RunContext, target: RunTarget, slot: Date
   const timings = { readMs: 0, decideMs: 0 };
   let phaseStart = performance.now();
   // Filled while reading, so a run stopped halfway still says how far it got.
-  const progress = { rowsRead: 0, rowsRejected: 0, rejected: report.rejected };
+  const progress = {
+    rowsRead: 0,
+    rowsRejected: 0,
+    rejected: report.rejected,
+    extent: { rows: 0, from: null, to: null } as ReportExtent,
+  };
   const checkpoint = () => {
     if (signal?.aborted) throw new RunAborted();
   };
@@ -89,33 +94,37 @@ export async function runOnce(context: RunContext, target: RunTarget, slot: Date
 
     const rowChecksum = target.type === 'api' ? new RowChecksum() : undefined;
     let window: Coverage | undefined;
-    let items: AsyncIterable<ReportItem>;
+    let items: AsyncIterable<readonly ReportItem[]>;
     const lookup =
       target.type === 'api' && settings.source.type === 'api' && settings.source.mode === 'lookup';
     if (target.type === 'csv' && settings.source.type === 'csv') {
-      items = readCsvReport(target.file, settings.source.config, { timezone: settings.timezone });
+      items = readCsvReportBatches(target.file, settings.source.config, { timezone: settings.timezone });
     } else if (settings.source.type === 'api' && lookup) {
-      items = lookupStuckIntents(client, {
-        partner: settings.partner,
-        source: settings.source.config,
-        stuckAfterMs: settings.stuckAfterMs,
-        timezone: settings.timezone,
-        env: context.env,
-        logger: log,
-        signal,
-      });
+      items = oneByOne(
+        lookupStuckIntents(client, {
+          partner: settings.partner,
+          source: settings.source.config,
+          stuckAfterMs: settings.stuckAfterMs,
+          timezone: settings.timezone,
+          env: context.env,
+          logger: log,
+          signal,
+        }),
+      );
     } else if (settings.source.type === 'api') {
       window = settings.coverage
         ? await configuredCoverage(client, settings.coverage)
         : await defaultApiWindow(client, settings);
-      items = readApiReport(settings.source.config, {
-        partner: settings.partner,
-        timezone: settings.timezone,
-        env: context.env,
-        logger: log,
-        signal,
-        window,
-      });
+      items = oneByOne(
+        readApiReport(settings.source.config, {
+          partner: settings.partner,
+          timezone: settings.timezone,
+          env: context.env,
+          logger: log,
+          signal,
+          window,
+        }),
+      );
     } else {
       throw new TypeError(
         `reconciler ${settings.partner}: a file was given for a ${settings.source.type} source`,
@@ -141,8 +150,7 @@ export async function runOnce(context: RunContext, target: RunTarget, slot: Date
     checkpoint();
 
     await identifyRows(client, settings.match.by);
-    const extent = await reportExtent(client);
-    report.coverage = await coverageOf(client, { settings, window, lookup, extent });
+    report.coverage = await coverageOf(client, { settings, window, lookup, extent: staged.extent });
     checkpoint();
 
     const outcome = await applyReport(client, {
@@ -238,7 +246,7 @@ async function coverageOf(
     settings: RunSettings;
     window: Coverage | undefined;
     lookup: boolean;
-    extent: { rows: number; from: Date | null; to: Date | null };
+    extent: ReportExtent;
   },
 ): Promise<Coverage | null> {
   const { settings, extent } = input;

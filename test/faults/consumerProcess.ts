@@ -93,7 +93,14 @@ export function startConsumer(name: string, env: Record<string, string>): Consum
       return new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => {
           checks.delete(check);
-          reject(new Error(`${name}: no "${what}" within ${timeoutMs} ms; stderr: ${stderr}`));
+          reject(
+            new Error(
+              `${name}: no "${what}" within ${timeoutMs} ms (acks ${acked}, in hand ${received - settled}); last lines: ${lines
+                .slice(-5)
+                .map((l) => JSON.stringify(l))
+                .join(' | ')}; stderr: ${stderr}`,
+            ),
+          );
         }, timeoutMs);
         const check = () => {
           if (predicate()) {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { expect } from 'chai';
+import fc from 'fast-check';
 import type { CsvSourceConfig } from '../../src/reports/csvSourceConfig.js';
 import type { ReportItem } from '../../src/reports/partnerRow.js';
 import { MAX_FIELD_CHARS, readCsvReport } from '../../src/reports/readCsvReport.js';
@@ -623,6 +624,107 @@ describe('readCsvReport', () => {
       );
       const badZone = await readUntilError(file, config(file), 'Nowhere/City');
       expect(badZone.error.message).to.equal(`unknown time zone "Nowhere/City" for reading ${file}`);
+    });
+  });
+
+  describe('fast path and csv-parse agree', () => {
+    // Text without a quote character is split by the reader itself; a quote anywhere in a chunk (here, in the
+    // header of these small files) sends the rest of the file through csv-parse. The same records behind a
+    // quoted and an unquoted header must give the same items (or the same error), whatever the line endings,
+    // delimiters, blanks and stray line breaks.
+    const AT_TEXT = '2024-03-15T10:00:00Z';
+    const cell = fc.oneof(
+      fc.constantFrom(
+        'A1',
+        ' A2 ',
+        '',
+        '1.00',
+        ' 2.50\t',
+        '1,5',
+        'BRL',
+        'usd',
+        ' ',
+        AT_TEXT,
+        ` ${AT_TEXT}`,
+        'x"y',
+      ),
+      fc
+        .array(
+          fc.constantFrom('a', '1', ' ', '\t', '\u00a0', '\u3000', '.', ',', ';', '|', '\r', '\n', '"', 'é'),
+          {
+            maxLength: 6,
+          },
+        )
+        .map((chars) => chars.join('')),
+    );
+    const layout = fc.record({
+      eol: fc.constantFrom('\n', '\r\n', '\r'),
+      delimiter: fc.constantFrom(',', ';', '\t', '||'),
+      skipLines: fc.integer({ min: 0, max: 2 }),
+      rows: fc.array(fc.array(cell, { maxLength: 7 }), { maxLength: 25 }),
+      endsWithEol: fc.boolean(),
+    });
+    const names = ['reference', 'partner_ref', 'amount', 'currency', 'executed_at'];
+
+    async function outcome(file: string, source: CsvSourceConfig) {
+      try {
+        return { items: await readAll(file, source) };
+      } catch (error) {
+        const { message, line } = error as ReportFormatError;
+        return { error: message.replace(file, 'FILE'), line };
+      }
+    }
+
+    it('for random records', async () => {
+      await fc.assert(
+        fc.asyncProperty(layout, async ({ eol, delimiter, skipLines, rows, endsWithEol }) => {
+          const preamble = Array.from({ length: skipLines }, (_, i) => `title "${i}`);
+          const body = rows.map((cells) => cells.join(delimiter));
+          const text = (header: string) =>
+            [...preamble, header, ...body].join(eol) + (endsWithEol ? eol : '');
+          const fast = write(text(names.join(delimiter)));
+          const slow = write(text(['"reference"', ...names.slice(1)].join(delimiter)));
+          const source = (file: string) => config(file, { delimiter, skipLines });
+          const [a, b] = [await outcome(fast, source(fast)), await outcome(slow, source(slow))];
+          expect(a).to.deep.equal(b);
+        }),
+        {
+          numRuns: 400,
+          examples: [
+            // A last line of blanks without a line break is no record; one with a delimiter is.
+            [{ eol: '\n', delimiter: ',', skipLines: 0, rows: [['A1'], [' \t']], endsWithEol: false }],
+            [{ eol: '\r\n', delimiter: ';', skipLines: 1, rows: [['A1'], [' ', '']], endsWithEol: false }],
+            // Line breaks other than the record delimiter are data (trimmed at the edges of a field).
+            [
+              {
+                eol: '\n',
+                delimiter: ',',
+                skipLines: 0,
+                rows: [['\r'], ['A\rB', ' x\r']],
+                endsWithEol: true,
+              },
+            ],
+            [{ eol: '\r', delimiter: '||', skipLines: 2, rows: [['\nA1'], ['a\n']], endsWithEol: true }],
+          ],
+        },
+      );
+    });
+
+    it('switches to csv-parse at the first chunk with a quote and keeps counting lines', async () => {
+      const rows = [HEADER];
+      for (let i = 1; i <= 3000; i++) rows.push(`A${i},N${i},1.00,BRL,${AT}`);
+      rows.push(`"quoted, with a comma",N-Q,2.00,BRL,${AT}`);
+      rows.push(`"multi\r\nline",N-M,3.00,BRL,${AT}`);
+      rows.push(`A-last,N-last,4.00,BRL,${AT}`);
+      const file = write(`${rows.join('\r\n')}\r\n`);
+      const items = await readAll(file, config(file));
+      expect(items).to.have.length(3003);
+      expect(items[2999]).to.deep.equal(row(3001, 'A3000', 'N3000', '1.00', 'BRL', AT_ISO));
+      expect(items.slice(3000)).to.deep.equal([
+        row(3002, 'quoted, with a comma', 'N-Q', '2.00', 'BRL', AT_ISO),
+        row(3003, 'multi\r\nline', 'N-M', '3.00', 'BRL', AT_ISO),
+        row(3005, 'A-last', 'N-last', '4.00', 'BRL', AT_ISO),
+      ]);
     });
   });
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { type DecimalFormat, parseDecimal } from '../../src/reports/parseDecimal.js';
+import { checkedDecimal, type DecimalFormat, parseDecimal } from '../../src/reports/parseDecimal.js';
 
 const BRAZIL: DecimalFormat = { decimalSeparator: ',', thousandsSeparator: '.' };
 const US: DecimalFormat = { decimalSeparator: '.', thousandsSeparator: ',' };
@@ -114,5 +114,77 @@ describe('parseDecimal', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('parseDecimal fast path', () => {
+  // parseDecimal answers plain amounts in one pass and sends anything else through the checks; both must
+  // agree on every input, including the ones the fast path turns away.
+  const formats: DecimalFormat[] = [
+    BRAZIL,
+    US,
+    {},
+    { decimalSeparator: ',' },
+    { decimalSeparator: ',', thousandsSeparator: ' ' },
+    { decimalSeparator: '.', thousandsSeparator: "'" },
+    { decimalSeparator: ',', thousandsSeparator: '\u00a0' },
+  ];
+  const characters = [
+    '0',
+    '0',
+    '1',
+    '2',
+    '5',
+    '9',
+    '9',
+    '.',
+    ',',
+    '-',
+    '+',
+    ' ',
+    "'",
+    '\u00a0',
+    'e',
+    'E',
+    'x',
+  ];
+
+  it('gives the checked result for random text in every format', () => {
+    const text = fc.array(fc.constantFrom(...characters), { maxLength: 30 }).map((chars) => chars.join(''));
+    fc.assert(
+      fc.property(text, fc.constantFrom(...formats), (input, format) => {
+        const decimal = format.decimalSeparator ?? '.';
+        const thousands = format.thousandsSeparator || undefined;
+        expect(parseDecimal(input, format)).to.deep.equal(checkedDecimal(input, decimal, thousands));
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+
+  it('gives the checked result for well-formed amounts near the limits', () => {
+    const amount = fc.record({
+      sign: fc.constantFrom('', '-', '+'),
+      integer: fc.stringMatching(/^[0-9]{1,24}$/),
+      fraction: fc.option(fc.stringMatching(/^[0-9]{0,12}$/), { nil: undefined }),
+      group: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(amount, fc.constantFrom(...formats), ({ sign, integer, fraction, group }, format) => {
+        const decimal = format.decimalSeparator ?? '.';
+        const thousands = format.thousandsSeparator || undefined;
+        const grouped =
+          group && thousands !== undefined ? integer.replace(/\B(?=(\d{3})+(?!\d))/g, thousands) : integer;
+        const input = `${sign}${grouped}${fraction === undefined ? '' : `${decimal}${fraction}`}`;
+        expect(parseDecimal(input, format)).to.deep.equal(checkedDecimal(input, decimal, thousands));
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+
+  it('refuses letters as separators on the fast path (with "e" as separator, 1e5 stays exponent notation)', () => {
+    expect(parseDecimal('1e5', { decimalSeparator: 'e' })).to.deep.equal({
+      ok: false,
+      reason: 'exponent notation (like 1e5) is not accepted',
+    });
   });
 });

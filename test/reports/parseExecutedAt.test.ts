@@ -136,6 +136,86 @@ describe('parseExecutedAt', () => {
     expect(gaps).to.equal(2 * (15 * 60 + 15 * 60 + 6 * 60 + 28));
   });
 
+  describe('fixed-width formats (read without luxon when sure)', () => {
+    // The same format with its space quoted is read by luxon alone (quotes are left to luxon), so the two
+    // spellings compare the fast path with luxon on the same text.
+    const FAST = 'dd/MM/yyyy HH:mm:ss';
+    const LUXON = "dd/MM/yyyy' 'HH:mm:ss";
+    const both = (text: string, timezone: string) => {
+      const fast = parseExecutedAt(text, { dateFormat: FAST, timezone });
+      const slow = parseExecutedAt(text, { dateFormat: LUXON, timezone });
+      return { fast, slow: slow.ok ? slow : { ok: false, reason: slow.reason.replace(LUXON, FAST) } };
+    };
+
+    it('gives the instants luxon gives, second by second around offset changes', () => {
+      const windows: Array<[string, string]> = [
+        ['America/New_York', '2024-03-10T01:55:00'], // spring forward at 02:00
+        ['America/New_York', '2024-11-03T00:55:00'], // fall back at 02:00, 01:00-02:00 twice
+        ['Australia/Lord_Howe', '2024-10-06T01:55:00'], // a 30-minute change
+        ['America/Sao_Paulo', '2018-11-03T23:55:00'], // the last spring-forward gap in Brazil
+        ['America/Sao_Paulo', '1913-12-31T23:55:00'], // LMT -03:06:28 to -03:00, in the middle of a minute
+      ];
+      let gaps = 0;
+      for (const [timezone, from] of windows) {
+        const start = DateTime.fromISO(from, { zone: 'UTC' });
+        const forwards = [...Array(20 * 60).keys()];
+        for (const step of [...forwards, ...[...forwards].reverse()]) {
+          const text = start.plus({ seconds: step }).toFormat('dd/MM/yyyy HH:mm:ss');
+          const { fast, slow } = both(text, timezone);
+          expect(fast, `${timezone} ${text}`).to.deep.equal(slow);
+          const plain = DateTime.fromFormat(text, FAST, { zone: timezone });
+          if (plain.toFormat(FAST) === text) {
+            expect(fast, `${timezone} ${text}`).to.deep.equal({ ok: true, value: plain.toJSDate() });
+          } else {
+            gaps += 1;
+          }
+        }
+      }
+      // New York and Lord Howe 02:00-02:14:59 (the windows end there), Sao Paulo 2018-11-04 00:00-00:14:59
+      // and 1914-01-01 00:00:00-00:06:27, each met forwards and backwards.
+      expect(gaps).to.equal(2 * (15 * 60 * 3 + 6 * 60 + 28));
+    });
+
+    it('agrees with luxon on text that is almost right', () => {
+      const texts = [
+        '29/02/2024 10:00:00',
+        '29/02/2023 10:00:00',
+        '31/04/2024 10:00:00',
+        '00/01/2024 10:00:00',
+        '01/00/2024 10:00:00',
+        '15/03/2024 24:00:00', // luxon reads 24:00:00 as the next midnight
+        '15/03/2024 24:00:01',
+        '15/03/2024 23:60:00',
+        '15/03/2024 23:59:60',
+        '15/03/0099 10:00:00', // Date.UTC reads years below 100 as 19xx: left to luxon
+        '15/03/0100 10:00:00',
+        '15/03/9999 23:59:59',
+        '15-03-2024 10:00:00',
+        '15/03/2024T10:00:00',
+        ' 15/03/2024 10:00:00',
+        '15/03/2024 10:00:00 ',
+        '1/03/2024 10:00:00',
+        '15/03/2024 10:00',
+        '\u0661\u0665/03/2024 10:00:00',
+        '',
+      ];
+      for (const timezone of ['America/Sao_Paulo', 'UTC', 'Asia/Kolkata', 'UTC+3']) {
+        for (const text of texts) {
+          const { fast, slow } = both(text, timezone);
+          expect(fast, `${timezone} ${JSON.stringify(text)}`).to.deep.equal(slow);
+        }
+      }
+    });
+
+    it('reads other fixed-width layouts and milliseconds', () => {
+      const format = { dateFormat: 'yyyyMMdd-HHmmss.SSS', timezone: 'America/Sao_Paulo' };
+      expect(instant('20240315-143000.250', format)).to.equal('2024-03-15T17:30:00.250Z');
+      expect(instant('2024-03-15', { dateFormat: 'yyyy-MM-dd', timezone: 'UTC' })).to.equal(
+        '2024-03-15T00:00:00.000Z',
+      );
+    });
+  });
+
   it('refuses an unknown time zone', () => {
     expect(reason('2024-03-15T14:30:00', { timezone: 'Mars/Olympus_Mons' })).to.equal(
       'unknown time zone "Mars/Olympus_Mons"',
