@@ -8,7 +8,7 @@
  *
  * | j % 1000  | intent                         | file row in slot j                         | expected           |
  * |-----------|--------------------------------|--------------------------------------------|--------------------|
- * | 0         | completed                      | a bad row (invalid amount or date)         | rejected row, missing_at_partner |
+ * | 0         | completed                      | a bad row (invalid amount or date)         | rejected row (its intent is not missing) |
  * | 1-919     | completed                      | matching row                               | matched            |
  * | 920-924   | completed                      | same reference, amount + 1,00              | amount_mismatch    |
  * | 925-929   | completed                      | an orphan (reference we never sent)        | missing_at_partner + orphan |
@@ -213,7 +213,8 @@ export function expectedOutcome(n: number): ExpectedOutcome {
     if (row === 'match' || row === 'mismatch' || row === 'duplicate') expected.matchedRows++;
     if (row === 'mismatch') d.amount_mismatch++;
     if (row === 'orphan') d.orphan_partner_record++;
-    if (status === 'completed' && (row === 'orphan' || row === 'bad')) d.missing_at_partner++;
+    // A bad row still names its intent: the intent is not absent, only its row unreadable.
+    if (status === 'completed' && row === 'orphan') d.missing_at_partner++;
     if (status !== 'completed' && status !== 'rejected') {
       if (row === 'match') expected.resolvedCompleted++;
       else expected.resolvedNotExecuted++;

@@ -11,7 +11,12 @@ export { LeaseEndingError, Ledger } from './ledger.js';
 export type { Logger } from './logger.js';
 export type { LedgerMetrics } from './metrics.js';
 export type { LedgerOptions } from './options.js';
-export { type ReconcileOptions, type RunReport, reconcile } from './reconcile/reconcile.js';
+export {
+  type ReconcileOptions,
+  type RunProgress,
+  type RunReport,
+  reconcile,
+} from './reconcile/reconcile.js';
 export { defineReconciler, type MatchRule, type ReconcilerConfig } from './reconcile/reconcilerConfig.js';
 export { DiscrepancyKind, DiscrepancyStatus, IntentStatus } from './status.js';
 export type {

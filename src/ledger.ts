@@ -302,24 +302,46 @@ export class Ledger {
 
   /**
    * Retention: deletes settled intents (with their attempts) and inbox rows older than `olderThan` (the
-   * dedup window). Never touches anything in progress, unknown, or referenced by a discrepancy.
+   * dedup window). Never touches anything in progress, unknown, or referenced by a discrepancy. Deletes in
+   * batches, one short transaction each, so a large backlog never holds locks for long.
    */
   async purge(options: {
+    /** How old a settled intent or an inbox row must be to go: the dedup window, e.g. `'30d'`. */
     olderThan: Duration;
+    /** Rows per batch. @default 5000 */
     batchSize?: number;
+    /**
+     * Called after every batch with the totals deleted so far (intents first, then inbox rows), for progress
+     * bars. An exception it throws is ignored: reporting never stops a purge halfway.
+     * @default none
+     */
+    onProgress?: (deleted: { intents: number; inbox: number }) => void;
   }): Promise<{ intents: number; inbox: number }> {
     const olderThanMs = toMilliseconds(options.olderThan, 'purge olderThan');
     const batchSize = options.batchSize ?? 5_000;
-    let intents = 0;
-    for (let deleted = batchSize; deleted === batchSize; intents += deleted) {
-      deleted = await purgeSettledIntents(this.pool, olderThanMs, batchSize);
+    // A batch of 0 would delete nothing forever: the loops below end only on a short batch.
+    if (!Number.isInteger(batchSize) || batchSize < 1)
+      throw new RangeError(`purge batchSize must be a whole number >= 1 (got ${batchSize})`);
+    const deleted = { intents: 0, inbox: 0 };
+    const tell = () => {
+      try {
+        options.onProgress?.({ ...deleted });
+      } catch {
+        // a progress display is not worth a half-done purge
+      }
+    };
+    for (let batch = batchSize; batch === batchSize; ) {
+      batch = await purgeSettledIntents(this.pool, olderThanMs, batchSize);
+      deleted.intents += batch;
+      tell();
     }
-    let inbox = 0;
-    for (let deleted = batchSize; deleted === batchSize; inbox += deleted) {
-      deleted = await purgeInbox(this.pool, olderThanMs, batchSize);
+    for (let batch = batchSize; batch === batchSize; ) {
+      batch = await purgeInbox(this.pool, olderThanMs, batchSize);
+      deleted.inbox += batch;
+      tell();
     }
-    this.log.info({ intents, inbox, olderThanMs }, 'purged settled intents and inbox rows');
-    return { intents, inbox };
+    this.log.info({ ...deleted, olderThanMs }, 'purged settled intents and inbox rows');
+    return deleted;
   }
 
   /** Waits briefly for late answers still being recorded, then releases the pool (and an embedded server). */

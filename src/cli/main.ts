@@ -5,6 +5,7 @@ import { discrepanciesCommand, discrepanciesUsage } from './commands/discrepanci
 import { discrepancyCommand, discrepancyUsage } from './commands/discrepancyCommand.js';
 import { dismissCommand, dismissUsage } from './commands/dismissCommand.js';
 import { migrateCommand, migrateUsage } from './commands/migrateCommand.js';
+import { purgeCommand, purgeUsage } from './commands/purgeCommand.js';
 import { reconcileCommand, reconcileUsage } from './commands/reconcileCommand.js';
 import { resolveCommand, resolveUsage } from './commands/resolveCommand.js';
 import { serveCommand, serveUsage } from './commands/serveCommand.js';
@@ -23,6 +24,7 @@ const COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; usage
   resolve: { run: resolveCommand, usage: resolveUsage },
   dismiss: { run: dismissCommand, usage: dismissUsage },
   serve: { run: serveCommand, usage: serveUsage },
+  purge: { run: purgeCommand, usage: purgeUsage },
 };
 
 function usage(): string {

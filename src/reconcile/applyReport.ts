@@ -30,6 +30,9 @@ export async function applyReport(
     source: string;
     coverage: Coverage | null;
     lookup: boolean;
+    /** Rejected records may hide any intent's execution: no absence is proven (see runOnce). */
+    absenceUnprovable: boolean;
+    rowsRejected: number;
     checkpoint: () => void;
   },
 ): Promise<ApplyOutcome> {
@@ -50,6 +53,8 @@ export async function applyReport(
   await collectCandidates(db, {
     ...common,
     match: settings.match,
+    absenceUnprovable: input.absenceUnprovable,
+    rowsRejected: input.rowsRejected,
     settlementLagMs: settings.settlementLagMs,
     deadlineMs: settings.deadlineMs,
   });

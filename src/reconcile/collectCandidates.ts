@@ -8,6 +8,10 @@ export interface CandidateInput {
   match: ResolvedMatch;
   /** Lookup mode: absence is proven per looked-up intent (`rec_looked_up`), settled intents are not checked. */
   lookup: boolean;
+  /** Rejected records may be executions of any intent: absence proves nothing in this run. */
+  absenceUnprovable: boolean;
+  /** Rejected records in the report (their identifiers are in `rec_rejected`). */
+  rowsRejected: number;
   coverage: Coverage | null;
   stuckAfterMs: number;
   settlementLagMs: number;
@@ -46,7 +50,12 @@ export async function collectCandidates(db: Queryable, input: CandidateInput): P
   } else if (input.coverage) {
     params.push(input.coverage.from, input.coverage.to);
     inCoverage = `(a.started_at >= $5::timestamptz AND a.started_at + ${lag} <= $6::timestamptz)`;
-    absence = `(${inCoverage} AND ${matchKeyPresent(input.match)})`;
+    const conditions = [inCoverage, matchKeyPresent(input.match)];
+    if (input.rowsRejected > 0) conditions.push(notRejected(input.match));
+    // `false` after the coverage test rather than instead of it: every statement below must still use
+    // both coverage parameters (PostgreSQL folds the constant away).
+    if (input.absenceUnprovable) conditions.push('false');
+    absence = `(${conditions.join(' AND ')})`;
   } else {
     // No coverage: absence proves nothing, and only matched completed intents are checked.
     absence = 'false';
@@ -105,6 +114,22 @@ function matchKeyPresent(match: ResolvedMatch): string {
       return 'i.partner_reference IS NOT NULL';
     case 'amount':
       return '(i.amount IS NOT NULL AND i.currency IS NOT NULL)';
+  }
+}
+
+/**
+ * SQL: no rejected record of the report carries intent `i`'s match key. The partner listed something for
+ * it that could not be accepted (a bad amount, currency or time), so its row is not absent, only unread.
+ * (Under amount matching any rejection makes absence unprovable instead, see runOnce.)
+ */
+function notRejected(match: ResolvedMatch): string {
+  switch (match.by) {
+    case 'reference':
+      return 'NOT EXISTS (SELECT 1 FROM rec_rejected r WHERE r.reference = i.reference)';
+    case 'partnerReference':
+      return 'NOT EXISTS (SELECT 1 FROM rec_rejected r WHERE r.partner_reference = i.partner_reference)';
+    case 'amount':
+      return 'true';
   }
 }
 

@@ -4,9 +4,11 @@ import { createDefaultLogger, type Logger } from '../logger.js';
 import { expandReportFiles } from './expandReportFiles.js';
 import type { ReconcilerConfig } from './reconcilerConfig.js';
 import { type RunContext, type RunTarget, runOnce } from './runOnce.js';
+import type { RunProgressListener } from './runProgress.js';
 import type { RunReport } from './runReport.js';
 import { resolveRunSettings } from './runSettings.js';
 
+export type { RunProgress, RunProgressListener } from './runProgress.js';
 export type { ReconcilerDiscrepancyKind, RunReport } from './runReport.js';
 
 export interface ReconcileOptions {
@@ -32,6 +34,13 @@ export interface ReconcileOptions {
   logger?: Logger;
   /** Where API tokens are read from. @default process.env */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Called as each run advances: `reading` with the rows read so far (at the start, then after every staged
+   * batch, at most 5,000 rows apart), `deciding` once the report is staged, `done` with the run's status.
+   * For progress bars; an exception it throws is ignored.
+   * @default none
+   */
+  onProgress?: RunProgressListener;
   /** Time always comes from PostgreSQL's now(). */
   now?: never;
 }
@@ -53,6 +62,7 @@ export async function reconcile(options: ReconcileOptions): Promise<RunReport[]>
     signal: options.signal,
     logger: options.logger ?? createDefaultLogger(),
     env: options.env,
+    onProgress: options.onProgress,
   };
 
   let targets: RunTarget[];

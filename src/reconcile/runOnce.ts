@@ -14,9 +14,16 @@ import { type Coverage, configuredCoverage, defaultApiWindow } from './coverage.
 import { identifyRows } from './identifyRows.js';
 import { lookupStuckIntents } from './lookupStuckIntents.js';
 import { RunAborted, TooManyRejectedRows } from './runFailure.js';
+import { type RunProgressListener, reportProgress } from './runProgress.js';
 import { emptyReport, MAX_RECORDED_REJECTIONS, type RunReport, zeroDiscrepancies } from './runReport.js';
 import type { RunSettings } from './runSettings.js';
-import { createStagingTable, oneByOne, type ReportExtent, stageReport } from './stageReport.js';
+import {
+  createStagingTable,
+  oneByOne,
+  type ReportExtent,
+  type StageResult,
+  stageReport,
+} from './stageReport.js';
 
 /** work_mem of a run's transaction: a 1M-row report sorts and hashes in memory at this size. */
 const RUN_WORK_MEM = '64MB';
@@ -31,6 +38,8 @@ export interface RunContext {
   signal?: AbortSignal;
   logger: Logger;
   env?: NodeJS.ProcessEnv;
+  /** See ReconcileOptions.onProgress. */
+  onProgress?: RunProgressListener;
 }
 
 /** One report to reconcile: a CSV file, or the partner's API (listing or lookups, per the settings). */
@@ -67,6 +76,7 @@ export async function runOnce(context: RunContext, target: RunTarget, slot: Date
   }
   report.runId = runId;
   log.info({ runId, dryRun: context.dryRun }, 'reconciliation run started');
+  reportProgress(context.onProgress, { phase: 'reading', runId, source, rowsRead: 0 });
 
   let client: PoolClient | undefined;
   let broken = false;
@@ -78,6 +88,7 @@ export async function runOnce(context: RunContext, target: RunTarget, slot: Date
     rowsRead: 0,
     rowsRejected: 0,
     rejected: report.rejected,
+    rowsUnidentified: 0,
     extent: { rows: 0, from: null, to: null } as ReportExtent,
   };
   const checkpoint = () => {
@@ -137,7 +148,10 @@ export async function runOnce(context: RunContext, target: RunTarget, slot: Date
       {
         signal,
         onRow: rowChecksum && ((row) => rowChecksum.add(row)),
-        onBatch: (rowsRead) => log.debug({ runId, rowsRead }, 'report batch staged'),
+        onBatch: (rowsRead) => {
+          log.debug({ runId, rowsRead }, 'report batch staged');
+          reportProgress(context.onProgress, { phase: 'reading', runId, source, rowsRead });
+        },
       },
       progress,
     );
@@ -147,18 +161,28 @@ export async function runOnce(context: RunContext, target: RunTarget, slot: Date
     if (staged.rowsRead > 0 && staged.rowsRejected / staged.rowsRead > settings.maxRejectedRatio) {
       throw new TooManyRejectedRows(staged.rowsRejected, staged.rowsRead, settings.maxRejectedRatio);
     }
+    reportProgress(context.onProgress, { phase: 'deciding', runId, source, rowsRead: staged.rowsRead });
     checkpoint();
 
     await identifyRows(client, settings.match.by);
     report.coverage = await coverageOf(client, { settings, window, lookup, extent: staged.extent });
     checkpoint();
 
+    const absenceUnprovable = rejectionsHideIntents(settings, staged);
+    if (absenceUnprovable) {
+      log.warn(
+        { runId, rowsRejected: staged.rowsRejected, rowsUnidentified: staged.rowsUnidentified },
+        'rejected rows could be executions of any intent: this run proves no intent absent',
+      );
+    }
     const outcome = await applyReport(client, {
       settings,
       runId,
       source,
       coverage: report.coverage,
       lookup,
+      absenceUnprovable,
+      rowsRejected: staged.rowsRejected,
       checkpoint,
     });
     report.matched = outcome.matched;
@@ -231,6 +255,13 @@ export async function runOnce(context: RunContext, target: RunTarget, slot: Date
     },
     'reconciliation run finished',
   );
+  reportProgress(context.onProgress, {
+    phase: 'done',
+    runId,
+    source,
+    rowsRead: report.rowsRead,
+    status: report.status,
+  });
   return report;
 }
 
@@ -254,6 +285,17 @@ async function coverageOf(
   if (settings.coverage) return configuredCoverage(client, settings.coverage);
   if (input.window) return input.window;
   return extent.from && extent.to ? { from: extent.from, to: extent.to } : null;
+}
+
+/**
+ * Whether the run's rejected records leave every intent's absence unproven: some could not be read far
+ * enough to say which intent they are about, or intents are matched by amount and time (which a rejected
+ * record's bad amount or time may hide). Identified rejections only shield their own intents (see
+ * collectCandidates).
+ */
+function rejectionsHideIntents(settings: RunSettings, staged: StageResult): boolean {
+  if (staged.rowsUnidentified > 0) return true;
+  return settings.match.by === 'amount' && staged.rowsRejected > 0;
 }
 
 function describeTarget(context: RunContext, target: RunTarget): string {

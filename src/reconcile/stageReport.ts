@@ -20,6 +20,8 @@ import { MAX_REPORTED_REJECTIONS } from './runReport.js';
  * memory flat, and lets an abort stop the reading within a batch.
  */
 export const STAGE_BATCH_SIZE = 5_000;
+/** Identified rejected records per INSERT into `rec_rejected`. */
+const REJECTED_BATCH_SIZE = 1_000;
 /** A batch is also sent once its COPY text reaches this many bytes (rows with very long values). */
 const STAGE_BATCH_BYTES = 8 * 1024 * 1024;
 
@@ -28,6 +30,11 @@ export interface StageResult {
   rowsRejected: number;
   /** The first {@link MAX_REPORTED_REJECTIONS} rejected records. */
   rejected: RejectedRow[];
+  /**
+   * Rejected records that could not be read far enough to say which intent they are about (see
+   * {@link RejectedRow.identifiers}); the others' identifiers are in `rec_rejected`.
+   */
+  rowsUnidentified: number;
   /**
    * The staged rows and the span of their execution times, counted while staging: what
    * `SELECT count(*), min(executed_at), max(executed_at)` would say afterwards, without reading them again.
@@ -48,6 +55,11 @@ export interface ReportExtent {
  * with toISOString cost 1 s of the 1M-row benchmark's reading, in the one thread that also parses.
  */
 export async function createStagingTable(db: Queryable): Promise<void> {
+  // What rejected records still say about whom: a run never proves these intents absent.
+  await db.query(
+    `CREATE TEMP TABLE rec_rejected (line integer NOT NULL, reference text, partner_reference text)
+     ON COMMIT DROP`,
+  );
   await db.query(
     `CREATE TEMP TABLE rec_staged (
        line              integer NOT NULL,
@@ -103,6 +115,7 @@ export async function stageReport(
     rowsRead: 0,
     rowsRejected: 0,
     rejected: [],
+    rowsUnidentified: 0,
     extent: { rows: 0, from: null, to: null },
   },
 ): Promise<StageResult> {
@@ -112,6 +125,25 @@ export async function stageReport(
   let spare = new CopyBatch();
   let inFlight: Promise<void> | undefined;
   let failure: { error: unknown } | undefined;
+  // Identified rejections waiting for their INSERT; few in any run that can succeed (maxRejectedRatio).
+  let rejectedKeys: { line: number; reference: string | null; partnerReference: string | null }[] = [];
+  const flushRejected = async () => {
+    if (rejectedKeys.length === 0) return;
+    // After the COPY in flight: one statement at a time on the connection.
+    if (inFlight) await inFlight;
+    if (failure) throw failure.error;
+    const keys = rejectedKeys;
+    rejectedKeys = [];
+    await db.query(
+      `INSERT INTO rec_rejected (line, reference, partner_reference)
+       SELECT * FROM unnest($1::int[], $2::text[], $3::text[])`,
+      [
+        keys.map((key) => key.line),
+        keys.map((key) => key.reference),
+        keys.map((key) => key.partnerReference),
+      ],
+    );
+  };
 
   const flush = async () => {
     if (inFlight) await inFlight;
@@ -146,7 +178,14 @@ export async function stageReport(
         if (item.kind === 'rejected' || problem) {
           result.rowsRejected += 1;
           const rejected = item.kind === 'rejected' ? item.rejected : { line: item.row.line, ...problem! };
-          if (result.rejected.length < MAX_REPORTED_REJECTIONS) result.rejected.push(rejected);
+          const { identifiers, ...reported } = rejected;
+          if (result.rejected.length < MAX_REPORTED_REJECTIONS) result.rejected.push(reported);
+          if (identifiers === undefined) {
+            result.rowsUnidentified += 1;
+          } else if (identifiers.reference !== null || identifiers.partnerReference !== null) {
+            rejectedKeys.push({ line: rejected.line, ...identifiers });
+            if (rejectedKeys.length >= REJECTED_BATCH_SIZE) await flushRejected();
+          }
           continue;
         }
         const row = item.row;
@@ -161,6 +200,7 @@ export async function stageReport(
       }
     }
     await flush();
+    await flushRejected();
     await inFlight;
     if (failure) throw failure.error;
   } finally {

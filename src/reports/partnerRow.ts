@@ -29,6 +29,15 @@ export interface RejectedRow {
   field: string;
   /** Why, in words a finance person can act on. */
   reason: string;
+  /**
+   * The record's identifiers, when they could be read although something else in it was wrong (`null`:
+   * the record has none there). A rejected record is still the partner saying it executed something: a
+   * run never takes the absence of a row as proof that the intent with one of these identifiers was not
+   * executed. Absent when the record could not be read that far (a row of the wrong width, an identifier
+   * that is garbled or of the wrong type): such a record may be about any intent, and then the run proves
+   * nothing absent at all.
+   */
+  identifiers?: { reference: string | null; partnerReference: string | null };
 }
 
 /** One item of a parsed report, in source order. */

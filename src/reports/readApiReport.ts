@@ -9,7 +9,7 @@ import {
 import { parseDecimal } from './parseDecimal.js';
 import { parseExecutedAt } from './parseExecutedAt.js';
 import { PartnerApiError, withoutQuery } from './partnerApiError.js';
-import type { ReportItem } from './partnerRow.js';
+import type { RejectedRow, ReportItem } from './partnerRow.js';
 
 /**
  * Streams what a partner's API listing says it executed, page by page: a page is fetched only when the
@@ -301,9 +301,11 @@ export function mapApiItem(
   fields: ApiSourceConfig['fields'],
   timezone: string,
 ): ReportItem {
+  // Once both identifiers are read, a rejection carries them (see RejectedRow.identifiers).
+  let identifiers: RejectedRow['identifiers'];
   const reject = (field: string, reason: string): ReportItem => ({
     kind: 'rejected',
-    rejected: { line, field, reason },
+    rejected: identifiers ? { line, field, reason, identifiers } : { line, field, reason },
   });
   if (!isJsonObject(item)) return reject('*', `the item is ${describe(item)}, not an object`);
 
@@ -319,6 +321,7 @@ export function mapApiItem(
     if (!read.ok) return reject(fields.partnerReference, read.reason);
     partnerReference = read.value;
   }
+  identifiers = { reference, partnerReference };
   if (reference === null && partnerReference === null) {
     return reject(
       fields.reference ?? fields.partnerReference ?? '*',

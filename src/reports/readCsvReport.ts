@@ -12,7 +12,7 @@ import {
 } from './csvSourceConfig.js';
 import { parseDecimal } from './parseDecimal.js';
 import { parseExecutedAt } from './parseExecutedAt.js';
-import type { PartnerRow, ReportItem } from './partnerRow.js';
+import type { PartnerRow, RejectedRow, ReportItem } from './partnerRow.js';
 import { ReportFormatError } from './reportFormatError.js';
 
 /** A mapped cell longer than this is refused: no reference, amount or date is anywhere near it. */
@@ -24,6 +24,15 @@ export const MAX_FIELD_CHARS = 1024 * 1024;
 export const MAX_RECORD_BYTES = 8 * 1024 * 1024;
 /** Values quoted in a rejection reason are cut here, so one huge cell cannot flood logs and reviews. */
 const REASON_VALUE_CHARS = 40;
+/**
+ * Every line end outside quotes ends a record, whichever kind it is: a file edited or concatenated by hand
+ * can mix CRLF, LF and CR, and csv-parse's default (the first line end of the file, then only that kind)
+ * would read the rows after another kind as data of one long record. These are the line ends
+ * {@link countLineBreaks} counts, so line numbers stay physical. `\r\n` comes before `\r`: csv-parse
+ * takes the first that matches, and holds a chunk's last bytes back until the next chunk arrives, so a CR
+ * and an LF in different chunks are still one line end.
+ */
+const RECORD_DELIMITERS = ['\r\n', '\n', '\r'];
 
 /** What csv-parse hands to `on_record` with `raw: true` (its typings assume a bare record). */
 interface RawRecord {
@@ -101,8 +110,8 @@ export async function* readCsvReport(
  * fields are the text between delimiters, trimmed, exactly as csv-parse (with the options below) would
  * give them. From the first chunk that has a quote character (or a record over
  * {@link FAST_RECORD_MAX_CHARS} long) to the end of the file, records go through csv-parse itself, started
- * at a record boundary with the record delimiter already discovered, which is the state csv-parse would
- * be in there. csv-parse alone reads about 120k records/s on the benchmark
+ * at a record boundary. Both end a record at every line end outside quotes ({@link RECORD_DELIMITERS}),
+ * whichever the file's first line used. csv-parse alone reads about 120k records/s on the benchmark
  * machine, the fast path about 1.3M, and the per-row checks after it were rewritten to match (see
  * parseDecimal and parseExecutedAt): reading the benchmark's 1M-row acme-pay file went from 37.6 s
  * (26k rows/s) to 3.1-3.3 s (300-330k rows/s), at 91 MB of RSS instead of 131.
@@ -142,7 +151,7 @@ export async function* readCsvReportBatches(
       if (rest !== undefined || next.done) break;
     }
     if (rest !== undefined) {
-      for await (const items of readWithCsvParse(rest, texts, splitter.recordDelimiter, state)) yield items;
+      for await (const items of readWithCsvParse(rest, texts, state)) yield items;
     }
   } catch (error) {
     if (error instanceof CsvError) throw formatErrorFromCsv(error, file, state.nextLine);
@@ -216,7 +225,6 @@ function addRecord(
 async function* readWithCsvParse(
   first: string,
   texts: AsyncIterator<string>,
-  recordDelimiter: string | undefined,
   state: ReadState,
 ): AsyncGenerator<ReportItem[]> {
   // Advanced inside csv-parse as each record is parsed, not as it is consumed: when csv-parse fails,
@@ -246,8 +254,8 @@ async function* readWithCsvParse(
     max_record_size: MAX_RECORD_BYTES,
     // The decoder has already removed a UTF-8 BOM; a BOM-like sequence left now is data.
     bom: false,
-    // What csv-parse discovers on the first line break of the file; the fast path already saw it.
-    ...(recordDelimiter === undefined ? {} : { record_delimiter: recordDelimiter }),
+    // Not csv-parse's default (the first line end of the file, then only that one): see RECORD_DELIMITERS.
+    record_delimiter: RECORD_DELIMITERS,
   });
   async function* remaining() {
     yield first;
@@ -279,19 +287,17 @@ async function* readWithCsvParse(
 const CSV_PARSE_BATCH = 1_000;
 
 /**
- * The fast path of {@link readCsvReportBatches}: cuts decoded text into records at the record delimiter
- * (discovered like csv-parse does: the first `\r\n`, `\n` or `\r` of the text) and records into cells at
- * the delimiter, as long as the text has no quote character and records are at most
- * {@link FAST_RECORD_MAX_CHARS} long. Without quotes csv-parse does exactly this: a field is the text between delimiters, trimmed (its
- * trim characters are those of `String.prototype.trim`); a record ends at the record delimiter, and any
- * other line break inside it is data; the last record of the file is emitted when it has a delimiter or a
- * non-blank character. Cells come untrimmed: the caller trims the ones it reads. The raw text handed on
- * is the record without its delimiter: it is only tested for holding nothing but line breaks, which the
- * delimiter does not change, and one string less per row is one less thing to collect.
+ * The fast path of {@link readCsvReportBatches}: cuts decoded text into records at every line end (`\r\n`,
+ * `\n` or `\r`, see {@link RECORD_DELIMITERS}) and records into cells at the delimiter, as long as the text
+ * has no quote character and records are at most {@link FAST_RECORD_MAX_CHARS} long. Without quotes
+ * csv-parse (with the options of readWithCsvParse) does exactly this: a field is the text between
+ * delimiters, trimmed (its trim characters are those of `String.prototype.trim`); a record ends at the
+ * first line end; the last record of the file is emitted when it has a delimiter or a non-blank character.
+ * Cells come untrimmed: the caller trims the ones it reads. The raw text handed on is the record without
+ * its line end: it is only tested for holding nothing but line breaks, which the line end does not change,
+ * and one string less per row is one less thing to collect.
  */
 class FastSplitter {
-  /** The record delimiter, once discovered. */
-  recordDelimiter: string | undefined;
   private carry = '';
 
   constructor(
@@ -317,30 +323,30 @@ class FastSplitter {
     const buffer = this.carry.length === 0 ? text : this.carry + text;
     this.carry = '';
     if (buffer.includes(this.quote)) return buffer;
-    let delimiter = this.recordDelimiter;
-    if (delimiter === undefined) {
-      const lf = buffer.indexOf('\n');
-      const cr = buffer.indexOf('\r');
-      const first = cr === -1 ? lf : lf === -1 ? cr : Math.min(cr, lf);
-      if (first === -1 || (first === cr && first === buffer.length - 1 && !end)) {
-        // No line break yet (or a CR whose LF may come next): the header is still incomplete.
-        if (end) return this.last(buffer, emit);
-        if (buffer.length > FAST_RECORD_MAX_CHARS) return buffer;
-        this.carry = buffer;
-        return undefined;
-      }
-      delimiter = first === lf ? '\n' : buffer.charCodeAt(first + 1) === 10 ? '\r\n' : '\r';
-      this.recordDelimiter = delimiter;
-    }
-
+    // The next LF and CR at or after `position` (-1: none left in the buffer). Each is searched for again
+    // only once passed, so a file with one kind of line end looks for the other once per chunk.
+    let lf = buffer.indexOf('\n');
+    let cr = buffer.indexOf('\r');
     let position = 0;
     for (;;) {
-      const stop = buffer.indexOf(delimiter, position);
-      if (stop === -1) break;
+      if (lf !== -1 && lf < position) lf = buffer.indexOf('\n', position);
+      if (cr !== -1 && cr < position) cr = buffer.indexOf('\r', position);
+      let stop: number;
+      let next: number;
+      if (cr === -1 || (lf !== -1 && lf < cr)) {
+        if (lf === -1) break;
+        stop = lf;
+        next = lf + 1;
+      } else {
+        // A CR that ends the text may be the first half of a CRLF whose LF comes with the next chunk.
+        if (cr === buffer.length - 1 && !end) break;
+        stop = cr;
+        next = lf === cr + 1 ? cr + 2 : cr + 1;
+      }
       if (stop - position > FAST_RECORD_MAX_CHARS) return buffer.slice(position);
       const record = buffer.slice(position, stop);
-      emit(record.split(this.delimiter), record, lineBreaksOf(record, delimiter));
-      position = stop + delimiter.length;
+      emit(record.split(this.delimiter), record, 1);
+      position = next;
     }
     const rest = position === 0 ? buffer : buffer.slice(position);
     if (end) return this.last(rest, emit);
@@ -349,14 +355,14 @@ class FastSplitter {
     return undefined;
   }
 
-  /** The text after the last record delimiter of the file (it has no quote: see split). */
+  /** The text after the last line end of the file (it has no quote and no line break: see split). */
   private last(
     rest: string,
     emit: (cells: string[], raw: string, lineBreaks: number) => void,
   ): string | undefined {
     if (rest.length > FAST_RECORD_MAX_CHARS) return rest;
     if (rest.trim() !== '' || rest.includes(this.delimiter)) {
-      emit(rest.split(this.delimiter), rest, countLineBreaks(rest));
+      emit(rest.split(this.delimiter), rest, 0);
     }
     return undefined;
   }
@@ -367,12 +373,6 @@ class FastSplitter {
  * fast-path record under csv-parse's {@link MAX_RECORD_BYTES}, which csv-parse then enforces on the rest.
  */
 const FAST_RECORD_MAX_CHARS = 2 * 1024 * 1024;
-
-/** Line breaks of `record` followed by its record delimiter; no scan when the record has none inside. */
-function lineBreaksOf(record: string, delimiter: string): number {
-  if (!record.includes('\n') && !record.includes('\r')) return 1;
-  return countLineBreaks(record + delimiter);
-}
 
 function readHeader(
   names: string[],
@@ -429,10 +429,6 @@ function toItem(cells: string[], line: number, context: RowContext): ReportItem 
     // Cells would be shifted; reading them by position would put values under the wrong column.
     return reject(line, '*', `expected ${layout.width} fields as in the header, found ${cells.length}`);
   }
-  for (const column of layout.columns) {
-    const problem = cellProblem(cells[column.index]!, settings.encoding);
-    if (problem !== undefined) return reject(line, column.name, problem);
-  }
   const {
     reference: referenceColumn,
     partnerReference: partnerColumn,
@@ -440,11 +436,24 @@ function toItem(cells: string[], line: number, context: RowContext): ReportItem 
     currency,
     executedAt,
   } = layout.byField;
-
   const reference = (referenceColumn && cells[referenceColumn.index]) || null;
   const partnerReference = (partnerColumn && cells[partnerColumn.index]) || null;
+  for (const column of layout.columns) {
+    const problem = cellProblem(cells[column.index]!, settings.encoding);
+    if (problem === undefined) continue;
+    // A garbled identifier could be anyone's; with readable ones the rejection still names its intent.
+    const readable = !identifierProblem(cells, layout, settings.encoding);
+    return reject(line, column.name, problem, readable ? { reference, partnerReference } : undefined);
+  }
+  const identifiers = { reference, partnerReference };
   if (reference === null && partnerReference === null) {
-    return reject(line, (referenceColumn ?? partnerColumn)!.name, 'no reference and no partner reference');
+    // Like an accepted row without identifiers, it can match no intent, so it says nothing about one.
+    return reject(
+      line,
+      (referenceColumn ?? partnerColumn)!.name,
+      'no reference and no partner reference',
+      identifiers,
+    );
   }
 
   // Typed values are trimmed even when quoted: whitespace is never part of an amount, code or time.
@@ -452,7 +461,8 @@ function toItem(cells: string[], line: number, context: RowContext): ReportItem 
   if (amount !== undefined) {
     const text = cells[amount.index]!.trim();
     const parsed = parseDecimal(text, settings);
-    if (!parsed.ok) return reject(line, amount.name, `${show(text)} is not a valid amount: ${parsed.reason}`);
+    if (!parsed.ok)
+      return reject(line, amount.name, `${show(text)} is not a valid amount: ${parsed.reason}`, identifiers);
     amountValue = parsed.value;
   }
 
@@ -461,7 +471,12 @@ function toItem(cells: string[], line: number, context: RowContext): ReportItem 
     const text = cells[currency.index]!.trim();
     currencyValue = isCurrencyCode(text) ? text : text.toUpperCase();
     if (!isCurrencyCode(currencyValue)) {
-      return reject(line, currency.name, `${show(text)} is not a 3-letter ISO 4217 currency code`);
+      return reject(
+        line,
+        currency.name,
+        `${show(text)} is not a 3-letter ISO 4217 currency code`,
+        identifiers,
+      );
     }
   }
 
@@ -470,7 +485,12 @@ function toItem(cells: string[], line: number, context: RowContext): ReportItem 
     const text = cells[executedAt.index]!.trim();
     const parsed = parseExecutedAt(text, { dateFormat: settings.dateFormat, timezone: context.timezone });
     if (!parsed.ok) {
-      return reject(line, executedAt.name, `${show(text)} is not a valid date-time: ${parsed.reason}`);
+      return reject(
+        line,
+        executedAt.name,
+        `${show(text)} is not a valid date-time: ${parsed.reason}`,
+        identifiers,
+      );
     }
     executedAtValue = parsed.value;
   }
@@ -486,8 +506,28 @@ function toItem(cells: string[], line: number, context: RowContext): ReportItem 
   return { kind: 'row', row };
 }
 
-function reject(line: number, field: string, reason: string): ReportItem {
-  return { kind: 'rejected', rejected: { line, field, reason } };
+function reject(
+  line: number,
+  field: string,
+  reason: string,
+  identifiers?: RejectedRow['identifiers'],
+): ReportItem {
+  return {
+    kind: 'rejected',
+    rejected: identifiers ? { line, field, reason, identifiers } : { line, field, reason },
+  };
+}
+
+/** Whether one of the row's identifier cells is itself unreadable (see {@link cellProblem}). */
+function identifierProblem(
+  cells: string[],
+  layout: HeaderLayout,
+  encoding: ResolvedCsvSourceConfig['encoding'],
+): boolean {
+  const { reference, partnerReference } = layout.byField;
+  return [reference, partnerReference].some(
+    (column) => column !== undefined && cellProblem(cells[column.index]!, encoding) !== undefined,
+  );
 }
 
 /** Three ASCII capital letters (what `/^[A-Z]{3}$/` accepts), without a regex per row. */

@@ -428,44 +428,47 @@ const MANIFEST: CorpusEntry[] = [
     expect: {
       run: 'succeeded',
       rejected: [{ line: 3, field: 'MOEDA', reason: /^"R\$" is not a 3-letter ISO 4217 currency code$/ }],
-      // BUG: order-1002's row IS in the report (line 3, reference readable), only its currency is bad, yet
-      // the run settles order-1002 as `not_executed` ("absent from the partner report"), so the next
-      // delivery charges it again: a double execution. Rejected rows are not evidence for anything
-      // (collectCandidates/resolveStuckIntents only look at accepted rows). Correct: an intent whose
-      // reference (or partner reference) appears in a rejected row of the run must not be proven absent;
-      // it stays `unknown` (and becomes `unresolved` past the deadline) for a person to look at.
-      settles: { 'order-1001': 'completed', 'order-1002': 'not_executed', 'order-1003': 'completed' },
+      // order-1002's row IS in the report (line 3, reference readable), only its currency is bad: the
+      // partner says it executed something for it, so its absence proves nothing. It stays `unknown` and,
+      // past acme-pay's 3-day deadline, is flagged `unresolved` for a person (it used to be settled
+      // `not_executed` and charged again).
+      settles: { 'order-1001': 'completed', 'order-1003': 'completed' },
     },
     rowsRead: 100,
-    bug: 'a rejected row proves its intent absent: not_executed, charged again',
-    check: async ({ ledger, partner }) => {
-      // What the wrong `not_executed` leads to: the next delivery of order-1002 calls the partner again.
+    check: async ({ ledger, partner, report }) => {
+      expect(report.resolved).to.deep.equal({ completed: 2, notExecuted: 0 });
+      expect(report.discrepancies).to.include({ unresolved: 1, missing_at_partner: 0 });
+      // The next delivery of order-1002 does not call the partner again.
       let calls = 0;
-      const again = await ledger.run(spec(partner, 'order-1002'), async () => {
-        calls += 1;
-        return { partnerReference: '000100002-again' };
-      });
-      expect({ calls, attempt: again.attempt }).to.deep.equal({ calls: 1, attempt: 2 });
+      const again = await ledger
+        .run(spec(partner, 'order-1002'), async () => {
+          calls += 1;
+          return { partnerReference: '000100002-again' };
+        })
+        .then(
+          () => 'ran',
+          (error: Error) => error.name,
+        );
+      expect({ calls, again }).to.deep.equal({ calls: 0, again: 'IntentOutcomeUnknownError' });
     },
   },
   {
     file: 'acme-mixed-line-endings.csv',
     dialect: 'acme-pay',
     broken: 'CRLF, then LF, then CR line endings in one file (5 valid lines)',
-    // BUG: csv-parse detects the record delimiter on the first line (CRLF) and then treats a lone LF or CR
-    // as data, so the valid rows on lines 3, 4 and 5 are merged into ONE record "found 16" at line 3 and
-    // rowsRead is 2 instead of 4. Lines 4 and 5 are not reported anywhere on their own, and in a large file
-    // the merged rows count once against maxRejectedRatio while their intents are "absent" (see the bug
-    // above). The reader's own line counting (countLineBreaks) already treats CRLF, LF and CR each as a
-    // line end. Correct: every physical line end ends a record (csv-parse `record_delimiter:
-    // ['\r\n', '\n', '\r']`), the 4 rows are read, the run succeeds and settles order-1001..1003.
-    expect: {
-      run: 'failed',
-      error: threshold(1, 2, 0.01),
-      rejected: [{ line: 3, field: '*', reason: /^expected 6 fields as in the header, found 16$/ }],
+    // Every line end (CRLF, LF or CR) ends a record: the 4 rows are read on their own lines (order-1004 is
+    // an orphan), nothing is rejected.
+    expect: { run: 'succeeded', rejected: [], settles: ALL_COMPLETED },
+    rowsRead: 4,
+    check: async ({ sql, partner }) => {
+      const { rows } = await sql.query(
+        'SELECT line, reference FROM partner_records WHERE partner = $1 ORDER BY line',
+        [partner],
+      );
+      expect(rows).to.deep.equal(
+        [2, 3, 4, 5].map((line) => ({ line, reference: `order-${1000 + line - 1}` })),
+      );
     },
-    rowsRead: 2,
-    bug: 'mixed line endings merge valid rows into one rejected record',
   },
 
   // ---- odd but valid: the run succeeds -----------------------------------------------------------------

@@ -647,9 +647,28 @@ describe('readApiReport', function () {
     it('rejects bad fields naming the configured path, and non-objects as "*"', () => {
       const byLine = new Map(rejections(items).map((r) => [r.line, r]));
       const unsafe = 'amount is a JSON number that cannot be represented exactly; send it as a string';
-      expect(byLine.get(4)).to.deep.equal({ line: 4, field: 'amount', reason: unsafe });
-      expect(byLine.get(5)).to.deep.equal({ line: 5, field: 'amount', reason: unsafe });
-      expect(byLine.get(6)).to.deep.equal({ line: 6, field: 'amount', reason: unsafe });
+      const ids = (reference: string | null, partnerReference: string | null) => ({
+        reference,
+        partnerReference,
+      });
+      expect(byLine.get(4)).to.deep.equal({
+        line: 4,
+        field: 'amount',
+        reason: unsafe,
+        identifiers: ids('r4', 'a4'),
+      });
+      expect(byLine.get(5)).to.deep.equal({
+        line: 5,
+        field: 'amount',
+        reason: unsafe,
+        identifiers: ids('r5', 'a5'),
+      });
+      expect(byLine.get(6)).to.deep.equal({
+        line: 6,
+        field: 'amount',
+        reason: unsafe,
+        identifiers: ids('r6', 'a6'),
+      });
       expect(byLine.get(7)).to.include({ field: 'amount' });
       expect(byLine.get(7)?.reason).to.include('","');
       expect(byLine.get(8)).to.include({ field: 'amount', reason: 'empty' });
@@ -672,10 +691,34 @@ describe('readApiReport', function () {
         line: 15,
         field: 'executed_at',
         reason: 'execution time is missing',
+        identifiers: ids('r15', 'a15'),
       });
       expect(byLine.get(16)).to.include({ field: 'id' });
       expect(byLine.get(17)?.reason).to.include('found a boolean');
       expect(byLine.get(18)?.reason).to.include('ISO 8601');
+
+      // Every rejection's identifiers: carried once both were read (`null` where the item has none, blank
+      // included), absent for a non-object and for an identifier of the wrong type (r16's id is an object).
+      const unread = 'no identifiers';
+      expect(
+        rejections(items).map((r) => [r.line, Object.hasOwn(r, 'identifiers') ? r.identifiers : unread]),
+      ).to.deep.equal([
+        [4, ids('r4', 'a4')],
+        [5, ids('r5', 'a5')],
+        [6, ids('r6', 'a6')],
+        [7, ids('r7', 'a7')],
+        [8, ids('r8', 'a8')],
+        [9, ids(null, null)],
+        [10, ids(null, null)],
+        [11, unread],
+        [12, unread],
+        [13, ids('r13', 'a13')],
+        [14, ids('r14', 'a14')],
+        [15, ids('r15', 'a15')],
+        [16, unread],
+        [17, ids('r17', 'a17')],
+        [18, ids('r18', 'a18')],
+      ]);
     });
   });
 

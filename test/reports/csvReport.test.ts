@@ -6,7 +6,7 @@ import vm from 'node:vm';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import type { CsvSourceConfig } from '../../src/reports/csvSourceConfig.js';
-import type { ReportItem } from '../../src/reports/partnerRow.js';
+import type { RejectedRow, ReportItem } from '../../src/reports/partnerRow.js';
 import { MAX_FIELD_CHARS, readCsvReport } from '../../src/reports/readCsvReport.js';
 import { ReportFormatError } from '../../src/reports/reportFormatError.js';
 
@@ -84,8 +84,27 @@ function row(
   };
 }
 
-function rejected(line: number, field: string, reason: string): ReportItem {
-  return { kind: 'rejected', rejected: { line, field, reason } };
+type Identifiers = NonNullable<RejectedRow['identifiers']>;
+
+/** For {@link rejected}: the record could not be read as far as its identifiers, so the rejection has none. */
+const NO_IDENTIFIERS = Symbol('no identifiers');
+
+/** The identifiers a rejection carries: read although something else was wrong, `null` where there are none. */
+function ids(reference: string | null, partnerReference: string | null): Identifiers {
+  return { reference, partnerReference };
+}
+
+/** Every rejection states its identifiers, or that it has none ({@link NO_IDENTIFIERS}). */
+function rejected(
+  line: number,
+  field: string,
+  reason: string,
+  identifiers: Identifiers | typeof NO_IDENTIFIERS,
+): ReportItem {
+  return {
+    kind: 'rejected',
+    rejected: identifiers === NO_IDENTIFIERS ? { line, field, reason } : { line, field, reason, identifiers },
+  };
 }
 
 describe('readCsvReport', () => {
@@ -137,11 +156,17 @@ describe('readCsvReport', () => {
         row(6, 'PED-002', '000124', '-0.50', 'BRL', '2024-01-01T03:00:00.000Z'),
         row(7, null, '000125', '10.00', 'BRL', '2024-01-01T02:59:59.000Z'),
         row(8, 'PED-004', null, '12000000.01', 'BRL', '2024-02-29T15:00:00.000Z'),
-        rejected(9, 'DATA', '"31/02/2024 10:00:00" is not a valid date-time: day of month 31 does not exist'),
+        rejected(
+          9,
+          'DATA',
+          '"31/02/2024 10:00:00" is not a valid date-time: day of month 31 does not exist',
+          ids('PED-005', '000126'),
+        ),
         rejected(
           10,
           'VALOR',
           '"1.23,4" is not a valid amount: misplaced thousands separator (digits must be grouped by three)',
+          ids('PED-006', '000127'),
         ),
       ]);
     });
@@ -150,10 +175,27 @@ describe('readCsvReport', () => {
       const file = write(Buffer.from(text, 'latin1'));
       const items = await readAll(file, source(file, 'utf8'), 'America/Sao_Paulo');
       expect(items[0]).to.deep.equal(
-        rejected(5, 'PEDIDO', '"A\uFFFD\uFFFDO-001" contains invalid UTF-8 bytes'),
+        // A garbled reference could be anyone's: the rejection names no intent.
+        rejected(5, 'PEDIDO', '"A\uFFFD\uFFFDO-001" contains invalid UTF-8 bytes', NO_IDENTIFIERS),
       );
       expect(items[1]).to.deep.equal(row(6, 'PED-002', '000124', '-0.50', 'BRL', '2024-01-01T03:00:00.000Z'));
-      expect(items).to.have.length(6);
+      // Garbled bytes in columns that are not read change nothing; rows with readable identifiers carry them.
+      expect(items.slice(2)).to.deep.equal([
+        row(7, null, '000125', '10.00', 'BRL', '2024-01-01T02:59:59.000Z'),
+        row(8, 'PED-004', null, '12000000.01', 'BRL', '2024-02-29T15:00:00.000Z'),
+        rejected(
+          9,
+          'DATA',
+          '"31/02/2024 10:00:00" is not a valid date-time: day of month 31 does not exist',
+          ids('PED-005', '000126'),
+        ),
+        rejected(
+          10,
+          'VALOR',
+          '"1.23,4" is not a valid amount: misplaced thousands separator (digits must be grouped by three)',
+          ids('PED-006', '000127'),
+        ),
+      ]);
     });
   });
 
@@ -174,7 +216,7 @@ describe('readCsvReport', () => {
       const file = write(bytes);
       expect(await readAll(file, config(file, { encoding: 'windows-1252' }))).to.deep.equal([
         row(2, '€-1', '\u201cquoted\u201d', '10.00', 'EUR', AT_ISO),
-        rejected(3, 'reference', '"R\uFFFD" contains invalid windows-1252 bytes'),
+        rejected(3, 'reference', '"R\uFFFD" contains invalid windows-1252 bytes', NO_IDENTIFIERS),
       ]);
       // The same bytes read as latin1 are C1 control characters: the declared encoding matters.
       expect(await readAll(file, config(file, { encoding: 'latin1' }))).to.deep.equal([
@@ -216,7 +258,7 @@ describe('readCsvReport', () => {
       ]);
       const file = write(bytes);
       expect(await readAll(file, config(file))).to.deep.equal([
-        rejected(2, 'reference', '"S\uFFFD(o" contains invalid UTF-8 bytes'),
+        rejected(2, 'reference', '"S\uFFFD(o" contains invalid UTF-8 bytes', NO_IDENTIFIERS),
         row(3, 'A2', 'N2', '2.00', 'BRL', AT_ISO),
       ]);
     });
@@ -252,6 +294,7 @@ describe('readCsvReport', () => {
             10,
             'executed_at',
             '"bad-date" is not a valid date-time: not an ISO 8601 date-time (like 2024-03-15T14:30:00)',
+            ids('A6', 'N6'),
           ),
         ]);
       });
@@ -305,6 +348,140 @@ describe('readCsvReport', () => {
       expect(await readAll(file, config(file))).to.deep.equal([
         row(2, '=1+1', '@SUM(A1:A2)', '1.00', 'BRL', AT_ISO),
         row(3, "+cmd|' /C calc'!A0", '-2+3', '2.00', 'BRL', AT_ISO),
+      ]);
+    });
+  });
+
+  describe('mixed line endings', () => {
+    // Every CRLF, LF and CR outside quotes ends a record, whatever the first line ended with. A file without
+    // a quote character is split by the fast path; a quote in the first chunk (`q` around A1 here) sends
+    // the whole file through csv-parse. Both must give the same items.
+    const paths: Array<[string, string]> = [
+      ['the fast path', ''],
+      ['csv-parse', '"'],
+    ];
+    /** Each item as its line and, for a rejection, its field and reason. */
+    const located = (items: ReportItem[]): string[] =>
+      items.map((item) =>
+        item.kind === 'row'
+          ? `${item.row.line}: ${item.row.reference}`
+          : `${item.rejected.line}: ${item.rejected.field}: ${item.rejected.reason}`,
+      );
+
+    for (const [name, q] of paths) {
+      it(`ends a record at each CRLF, LF and CR in one file (${name})`, async () => {
+        const file = write(
+          [
+            `${HEADER}\r\n`, // 1
+            `${q}A1${q},N1,1.00,BRL,${AT}\r\n`, // 2
+            `A2,N2,2.00,BRL,${AT}\n`, // 3
+            `A3,N3,3.00,BRL,${AT}\r`, // 4
+            `A4,N4,4.00,BRL,${AT}\r\n`, // 5
+            '\n', // 6: blank
+            '\r', // 7: blank (an LF then a CR are two line ends)
+            `A5,N5,5.00,BRL,${AT}\n`, // 8
+            '\r\n', // 9: blank
+            `A6,N6,6.00,BRL,${AT}`, // 10: no line end
+          ].join(''),
+        );
+        expect(await readAll(file, config(file))).to.deep.equal([
+          row(2, 'A1', 'N1', '1.00', 'BRL', AT_ISO),
+          row(3, 'A2', 'N2', '2.00', 'BRL', AT_ISO),
+          row(4, 'A3', 'N3', '3.00', 'BRL', AT_ISO),
+          row(5, 'A4', 'N4', '4.00', 'BRL', AT_ISO),
+          row(8, 'A5', 'N5', '5.00', 'BRL', AT_ISO),
+          row(10, 'A6', 'N6', '6.00', 'BRL', AT_ISO),
+        ]);
+      });
+
+      it(`reports rejected rows on their physical lines after mixed line endings (${name})`, async () => {
+        const file = write(
+          [
+            `${HEADER}\n`, // 1
+            `${q}A1${q},N1,1.00,BRL,${AT}\r`, // 2
+            `A2,N2,abc,BRL,${AT}\r\n`, // 3
+            'A3,N3,3.00,BRL\n', // 4: a field short
+            '\r', // 5: blank
+            `A4,N4,4.00,BRL,${AT},extra\r`, // 6: a field too many
+            `A5,N5,5.00,R$,${AT}\n`, // 7
+          ].join(''),
+        );
+        expect(located(await readAll(file, config(file)))).to.deep.equal([
+          '2: A1',
+          '3: amount: "abc" is not a valid amount: unexpected character "a"',
+          '4: *: expected 5 fields as in the header, found 4',
+          '6: *: expected 5 fields as in the header, found 6',
+          '7: currency: "R$" is not a 3-letter ISO 4217 currency code',
+        ]);
+      });
+
+      it(`skips preamble lines with mixed line endings (${name})`, async () => {
+        const preamble = 'Report "March, 2024\r\nperiod: 1-31\ngenerated by "X"\r';
+        const file = write(`${preamble}${HEADER}\r${q}A1${q},N1,1.00,BRL,${AT}\nA2,N2,2.00,BRL,${AT}\r\n`);
+        expect(await readAll(file, config(file, { skipLines: 3 }))).to.deep.equal([
+          row(5, 'A1', 'N1', '1.00', 'BRL', AT_ISO),
+          row(6, 'A2', 'N2', '2.00', 'BRL', AT_ISO),
+        ]);
+      });
+
+      for (const [ending, eol] of [
+        ['a CRLF', '\r\n'],
+        ['a lone CR', '\r'],
+      ]) {
+        it(`reads ${ending} whose CR ends a read chunk as one line end (${name})`, async () => {
+          // createReadStream reads 64 KiB chunks: the CR ending line 2 is the last byte of the first one.
+          // csv-parse gets the same chunks, and here a closing quote right before the CR.
+          const head = `${HEADER},note\n${q}A1${q},N1,1.00,BRL,${AT},${q}`;
+          const text = `${head}${'x'.repeat(64 * 1024 - 1 - head.length - q.length)}${q}${eol}A2,N2,2.00,BRL,${AT},y\rA3,N3,3.00,BRL,${AT},z\n`;
+          expect(text.indexOf(`${eol}A2`)).to.equal(64 * 1024 - 1);
+          const file = write(text);
+          expect(await readAll(file, config(file))).to.deep.equal([
+            row(2, 'A1', 'N1', '1.00', 'BRL', AT_ISO),
+            row(3, 'A2', 'N2', '2.00', 'BRL', AT_ISO),
+            row(4, 'A3', 'N3', '3.00', 'BRL', AT_ISO),
+          ]);
+        });
+      }
+    }
+
+    it('keeps CR, LF and CRLF inside a quoted field verbatim and counts each as a line', async () => {
+      const file = write(
+        [
+          `${HEADER}\n`, // 1
+          `"a\rb\nc\r\nd",N1,1.00,BRL,${AT}\r\n`, // 2-5
+          `A2,"N\n2",2.00,BRL,${AT}\r`, // 6-7
+          `A3,N3,3.00,BRL,${AT}\n`, // 8
+          `"x\r\n\r\n",N4,4.00,BRL,${AT}\r`, // 9-11
+          `A5,N5,5.00,BRL,${AT}`, // 12
+        ].join(''),
+      );
+      expect(await readAll(file, config(file))).to.deep.equal([
+        row(2, 'a\rb\nc\r\nd', 'N1', '1.00', 'BRL', AT_ISO),
+        row(6, 'A2', 'N\n2', '2.00', 'BRL', AT_ISO),
+        row(8, 'A3', 'N3', '3.00', 'BRL', AT_ISO),
+        row(9, 'x\r\n\r\n', 'N4', '4.00', 'BRL', AT_ISO),
+        row(12, 'A5', 'N5', '5.00', 'BRL', AT_ISO),
+      ]);
+    });
+
+    it('keeps ending records at every line end after switching to csv-parse mid-file', async () => {
+      // Thousands of fast-path rows over several read chunks, a quoted row, then csv-parse to the end; the
+      // line ends cycle through LF, CRLF and CR, so chunks are cut at every kind (and inside CRLFs).
+      const eols = ['\n', '\r\n', '\r'];
+      let text = `${HEADER}\r`;
+      for (let i = 1; i <= 6000; i++) {
+        const reference = i === 3000 ? '"quoted, with a comma"' : `A${i}`;
+        text += `${reference},N${i},1.00,BRL,${AT}${eols[i % 3]}`;
+      }
+      const file = write(text);
+      const items = await readAll(file, config(file));
+      expect(items).to.have.length(6000);
+      expect(items.every((item, i) => item.kind === 'row' && item.row.line === i + 2)).to.equal(true);
+      expect([items[2998], items[2999], items[3000], items[5999]]).to.deep.equal([
+        row(3000, 'A2999', 'N2999', '1.00', 'BRL', AT_ISO),
+        row(3001, 'quoted, with a comma', 'N3000', '1.00', 'BRL', AT_ISO),
+        row(3002, 'A3001', 'N3001', '1.00', 'BRL', AT_ISO),
+        row(6001, 'A6000', 'N6000', '1.00', 'BRL', AT_ISO),
       ]);
     });
   });
@@ -431,7 +608,8 @@ describe('readCsvReport', () => {
         columns: { reference: 'ref', amount: 'amt' },
       });
       expect(await readAll(file, source)).to.deep.equal([
-        ...cases.map(([, reason], i) => rejected(i + 2, 'amt', reason)),
+        // No partner reference column is mapped: the record has none.
+        ...cases.map(([, reason], i) => rejected(i + 2, 'amt', reason, ids(`R${i}`, null))),
         row(cases.length + 2, 'G0', null, '1234.50', null, null),
         row(cases.length + 3, 'G1', null, '-7.5', null, null),
         row(cases.length + 4, 'G2', null, '8.25', null, null),
@@ -448,11 +626,17 @@ describe('readCsvReport', () => {
         columns: { reference: 'PEDIDO', executedAt: 'DATA' },
       });
       expect(await readAll(file, source, 'America/Sao_Paulo')).to.deep.equal([
-        rejected(2, 'DATA', '"31/02/2024 10:00:00" is not a valid date-time: day of month 31 does not exist'),
+        rejected(
+          2,
+          'DATA',
+          '"31/02/2024 10:00:00" is not a valid date-time: day of month 31 does not exist',
+          ids('A1', null),
+        ),
         rejected(
           3,
           'DATA',
           '"04/11/2018 00:30:00" is not a valid date-time: local time 2018-11-04 00:30:00 does not exist in America/Sao_Paulo (daylight saving gap)',
+          ids('A2', null),
         ),
         row(4, 'A3', null, null, null, '2018-11-04T03:30:00.000Z'),
       ]);
@@ -473,9 +657,9 @@ describe('readCsvReport', () => {
       expect(await readAll(file, config(file))).to.deep.equal([
         row(2, 'A1', 'N1', '1.00', 'BRL', AT_ISO),
         row(3, 'A2', 'N2', '1.00', 'USD', AT_ISO),
-        rejected(4, 'currency', '"R$" is not a 3-letter ISO 4217 currency code'),
-        rejected(5, 'currency', '"EURO" is not a 3-letter ISO 4217 currency code'),
-        rejected(6, 'currency', '"" is not a 3-letter ISO 4217 currency code'),
+        rejected(4, 'currency', '"R$" is not a 3-letter ISO 4217 currency code', ids('A3', 'N3')),
+        rejected(5, 'currency', '"EURO" is not a 3-letter ISO 4217 currency code', ids('A4', 'N4')),
+        rejected(6, 'currency', '"" is not a 3-letter ISO 4217 currency code', ids('A5', 'N5')),
       ]);
     });
 
@@ -510,13 +694,15 @@ describe('readCsvReport', () => {
       const items = await readAll(file, config(file));
       expect(items).to.deep.equal([
         row(2, 'A1', 'N1', '1.00', 'BRL', AT_ISO),
-        rejected(3, 'amount', '"abc" is not a valid amount: unexpected character "a"'),
-        rejected(4, '*', 'expected 5 fields as in the header, found 4'),
-        rejected(6, '*', 'expected 5 fields as in the header, found 6'),
-        rejected(7, '*', 'expected 5 fields as in the header, found 1'),
-        rejected(8, 'reference', 'no reference and no partner reference'),
-        rejected(9, 'reference', 'no reference and no partner reference'),
-        rejected(10, '*', 'expected 5 fields as in the header, found 1'),
+        rejected(3, 'amount', '"abc" is not a valid amount: unexpected character "a"', ids('A2', 'N2')),
+        // A row of the wrong width could put any cell under any column: it names no intent.
+        rejected(4, '*', 'expected 5 fields as in the header, found 4', NO_IDENTIFIERS),
+        rejected(6, '*', 'expected 5 fields as in the header, found 6', NO_IDENTIFIERS),
+        rejected(7, '*', 'expected 5 fields as in the header, found 1', NO_IDENTIFIERS),
+        // Read, and there are none.
+        rejected(8, 'reference', 'no reference and no partner reference', ids(null, null)),
+        rejected(9, 'reference', 'no reference and no partner reference', ids(null, null)),
+        rejected(10, '*', 'expected 5 fields as in the header, found 1', NO_IDENTIFIERS),
         row(11, 'A5', 'N5', '5.00', 'BRL', AT_ISO),
       ]);
       expect(items.filter((item) => item.kind === 'rejected')).to.have.length(7);
@@ -530,16 +716,21 @@ describe('readCsvReport', () => {
         columns: { partnerReference: 'NSU', amount: 'VALOR' },
       });
       expect(await readAll(file, source)).to.deep.equal([
-        rejected(2, 'NSU', 'no reference and no partner reference'),
+        rejected(2, 'NSU', 'no reference and no partner reference', ids(null, null)),
         row(3, null, '123', '2.00', null, null),
       ]);
     });
 
     it('rejects a NUL byte in a mapped column and ignores one elsewhere', async () => {
-      const file = write(`${HEADER},note\nA\u0000B,N1,1.00,BRL,${AT},ok\nA2,N2,2.00,BRL,${AT},x\u0000y\n`);
+      const file = write(
+        `${HEADER},note\nA\u0000B,N1,1.00,BRL,${AT},ok\nA2,N2,2.00,BRL,${AT},x\u0000y\n` +
+          `A3,N3,3\u00000,BRL,${AT},ok\n`,
+      );
       expect(await readAll(file, config(file))).to.deep.equal([
-        rejected(2, 'reference', '"A\\u0000B" contains a NUL byte'),
+        // A garbled identifier could be anyone's; a garbled amount still leaves the identifiers readable.
+        rejected(2, 'reference', '"A\\u0000B" contains a NUL byte', NO_IDENTIFIERS),
         row(3, 'A2', 'N2', '2.00', 'BRL', AT_ISO),
+        rejected(4, 'amount', '"3\\u00000" contains a NUL byte', ids('A3', 'N3')),
       ]);
     });
 
@@ -547,7 +738,12 @@ describe('readCsvReport', () => {
       const huge = `R${'x'.repeat(MAX_FIELD_CHARS)}`;
       const file = write(`${HEADER}\n${huge},N1,1.00,BRL,${AT}\nA2,N2,2.00,BRL,${AT}\n`);
       expect(await readAll(file, config(file))).to.deep.equal([
-        rejected(2, 'reference', `value of 1048577 characters is larger than 1 MB: "R${'x'.repeat(39)}…"`),
+        rejected(
+          2,
+          'reference',
+          `value of 1048577 characters is larger than 1 MB: "R${'x'.repeat(39)}…"`,
+          NO_IDENTIFIERS,
+        ),
         row(3, 'A2', 'N2', '2.00', 'BRL', AT_ISO),
       ]);
     });
@@ -630,8 +826,8 @@ describe('readCsvReport', () => {
   describe('fast path and csv-parse agree', () => {
     // Text without a quote character is split by the reader itself; a quote anywhere in a chunk (here, in the
     // header of these small files) sends the rest of the file through csv-parse. The same records behind a
-    // quoted and an unquoted header must give the same items (or the same error), whatever the line endings,
-    // delimiters, blanks and stray line breaks.
+    // quoted and an unquoted header must give the same items (or the same error), whatever the line endings
+    // (mixed ones too: cells may hold CRs and LFs), delimiters and blanks.
     const AT_TEXT = '2024-03-15T10:00:00Z';
     const cell = fc.oneof(
       fc.constantFrom(
@@ -694,7 +890,7 @@ describe('readCsvReport', () => {
             // A last line of blanks without a line break is no record; one with a delimiter is.
             [{ eol: '\n', delimiter: ',', skipLines: 0, rows: [['A1'], [' \t']], endsWithEol: false }],
             [{ eol: '\r\n', delimiter: ';', skipLines: 1, rows: [['A1'], [' ', '']], endsWithEol: false }],
-            // Line breaks other than the record delimiter are data (trimmed at the edges of a field).
+            // A line break of another kind than `eol` ends a record too; a CR then an LF is one line end.
             [
               {
                 eol: '\n',

@@ -3,6 +3,7 @@ import pino from 'pino';
 import { loadReconciler, reconcilersDir } from '../../reconcile/loadReconcilers.js';
 import { type RunReport, reconcile } from '../../reconcile/reconcile.js';
 import { openCliDatabase } from '../openCliDatabase.js';
+import { createReconcileProgress } from '../reconcileProgress.js';
 import { UsageError } from '../usageError.js';
 
 export const reconcileUsage =
@@ -10,7 +11,8 @@ export const reconcileUsage =
 
 /**
  * `intent-ledger reconcile`: one reconciliation now. Exit 0 when every run succeeded (with or without
- * discrepancies) or was a dry run, 1 when one failed, 2 on usage errors.
+ * discrepancies) or was a dry run, 1 when one failed, 2 on usage errors. From a terminal, without `--json`,
+ * each run's progress (rows read, then deciding) is drawn on stderr.
  */
 export async function reconcileCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse(args);
@@ -22,6 +24,7 @@ export async function reconcileCommand(args: string[]): Promise<number> {
   const onSignal = () => abort.abort(new Error('interrupted'));
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  const progress = createReconcileProgress({ enabled: process.stderr.isTTY === true && !values.json });
   try {
     const reports = await reconcile({
       pool: database.pool,
@@ -32,7 +35,9 @@ export async function reconcileCommand(args: string[]): Promise<number> {
       signal: abort.signal,
       logger: pino({ level: process.env.LOG_LEVEL ?? 'warn' }, pino.destination(2)),
       env: process.env,
+      onProgress: progress.onProgress,
     });
+    progress.finish();
     if (values.json) {
       const out = reports.map(toJson);
       console.log(JSON.stringify(out.length === 1 ? out[0] : out, null, 2));
@@ -43,6 +48,7 @@ export async function reconcileCommand(args: string[]): Promise<number> {
     }
     return reports.some((report) => report.status === 'failed') ? 1 : 0;
   } finally {
+    progress.finish();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await database.close();
