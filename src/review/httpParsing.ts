@@ -1,7 +1,9 @@
 /**
  * The two small parsers the review server needs, written here instead of depending on `@fastify/cookie`
- * (whose current release pulls `cookie@2`, which requires Node 22) and `@fastify/formbody`.
+ * (whose current release pulls `cookie@2`, which requires Node 22) and `@fastify/formbody`; plus `formOf`,
+ * which hands a route the form the parser produced.
  */
+import type { FastifyRequest } from 'fastify';
 
 /** Cookies of a `Cookie` header; the first occurrence of a name wins, undecodable values are skipped. */
 export function parseCookies(header: string | undefined): Map<string, string> {
@@ -72,4 +74,10 @@ export function fieldList(form: FormBody | undefined, name: string): string[] {
     .flatMap((v) => String(v).split(','))
     .map((v) => v.trim())
     .filter((v) => v.length > 0);
+}
+
+/** The form a request carried (parsed by {@link parseForm}), or an empty one when it carried none. */
+export function formOf(request: FastifyRequest): FormBody {
+  const body = request.body;
+  return typeof body === 'object' && body !== null ? (body as FormBody) : {};
 }

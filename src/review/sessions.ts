@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Flash } from './views.js';
+import type { Flash } from './layout.js';
 
 /** A signed-in person. Lives only in this process's memory: a restart signs everyone out. */
 export interface ReviewSession {

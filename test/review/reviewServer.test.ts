@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { Pool } from 'pg';
-import { createReviewServer, SECURITY_HEADERS } from '../../src/review/createReviewServer.js';
+import { createReviewServer } from '../../src/review/createReviewServer.js';
+import { SECURITY_HEADERS } from '../../src/review/registerAuth.js';
 import { raiseDiscrepancy } from '../../src/sql/raiseDiscrepancy.js';
 import { sqlPool } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';

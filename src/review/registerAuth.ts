@@ -1,0 +1,203 @@
+/**
+ * Who may use the review site, and the protections every request and response gets: security headers,
+ * authentication (the bearer token for scripts, a session cookie for people, the sign-in form for everyone
+ * else), the same-origin and CSRF check on every state-changing request, and signing in and out.
+ * `createReviewServer` registers this before any other route group.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type FormBody, field, formOf, parseCookies, serializeSessionCookie } from './httpParsing.js';
+import { loginPage, logoutPage } from './loginPage.js';
+import { messagePage } from './messagePage.js';
+import { isApi, type ReviewContext } from './reviewContext.js';
+import { secretsMatch } from './sessions.js';
+
+/** The session cookie's name; its value is a random id that means something only to this process. */
+export const SESSION_COOKIE = 'il_review_session';
+
+/** Sent with every response, pages and API alike: no script, no outside resource, no framing, no caching. */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy':
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'same-origin',
+  'x-frame-options': 'DENY',
+  'cross-origin-opener-policy': 'same-origin',
+  'cache-control': 'no-store',
+};
+
+/**
+ * Registers the security headers, the authentication hook, the same-origin/CSRF hook, and the routes to
+ * sign in and out (`/login`, `/logout`) plus the public `/favicon.ico`.
+ */
+export function registerAuth(app: FastifyInstance, ctx: ReviewContext): void {
+  const { token, sessions, auth, viewerOf } = ctx;
+
+  app.addHook('onSend', async (_request, reply, payload) => {
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.header(name, value);
+    return payload;
+  });
+
+  // By matched route, not by raw URL: only the sign-in form and the icon are open to everyone.
+  const isPublic = (request: FastifyRequest) => {
+    const route = request.routeOptions.url;
+    return route === '/login' || route === '/favicon.ico';
+  };
+
+  // 1. Authentication: bearer token (scripts) or session cookie (people); nothing else gets in.
+  app.addHook('onRequest', async (request, reply) => {
+    if (isPublic(request)) return;
+    const header = request.headers.authorization;
+    if (header !== undefined) {
+      const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+      if (match && secretsMatch(token, match[1])) {
+        auth.set(request, { kind: 'bearer' });
+        return;
+      }
+      request.log.warn({ url: request.url, ip: request.ip }, 'review: wrong bearer token');
+      reply.header('www-authenticate', 'Bearer error="invalid_token"');
+      return sendUnauthorised(request, reply, 'The bearer token is not valid.');
+    }
+    const session = sessions.get(parseCookies(request.headers.cookie).get(SESSION_COOKIE));
+    if (session) {
+      auth.set(request, { kind: 'session', session });
+      return;
+    }
+    if ((request.method === 'GET' || request.method === 'HEAD') && !isApi(request)) {
+      return reply.redirect(`/login?next=${encodeURIComponent(request.url)}`, 303);
+    }
+    reply.header('www-authenticate', 'Bearer');
+    return sendUnauthorised(request, reply, 'Sign in first.');
+  });
+
+  // 2. Cross-site request forgery: every POST from a browser must come from our own pages.
+  app.addHook('preHandler', async (request, reply) => {
+    if (
+      request.method !== 'POST' &&
+      request.method !== 'PUT' &&
+      request.method !== 'PATCH' &&
+      request.method !== 'DELETE'
+    )
+      return;
+    const who = auth.get(request);
+    if (who?.kind === 'bearer') return;
+    if (!sameOrigin(request)) {
+      request.log.warn(
+        { url: request.url, origin: request.headers.origin },
+        'review: cross-origin POST refused',
+      );
+      return sendForbidden(request, reply, 'This request did not come from the review site.');
+    }
+    if (isPublic(request)) return; // the login form: there is no session to hold a CSRF token yet
+    if (who?.kind !== 'session') return sendUnauthorised(request, reply, 'Sign in first.');
+    const given = request.headers['x-csrf-token'] ?? field(request.body as FormBody | undefined, '_csrf');
+    if (!secretsMatch(who.session.csrf, Array.isArray(given) ? given[0] : given)) {
+      request.log.warn({ url: request.url }, 'review: POST without a valid CSRF token refused');
+      return sendForbidden(
+        request,
+        reply,
+        'This form has expired or did not come from the review site. Go back, reload the page and try again.',
+      );
+    }
+  });
+
+  function sendUnauthorised(request: FastifyRequest, reply: FastifyReply, message: string) {
+    reply.code(401);
+    if (isApi(request)) return reply.send({ error: { code: 'UNAUTHORIZED', message } });
+    return reply.type('text/html; charset=utf-8').send(loginPage({ next: '/', error: message }));
+  }
+
+  function sendForbidden(request: FastifyRequest, reply: FastifyReply, message: string) {
+    reply.code(403);
+    if (isApi(request)) return reply.send({ error: { code: 'FORBIDDEN', message } });
+    return reply.type('text/html; charset=utf-8').send(
+      messagePage({
+        title: 'Request refused',
+        message,
+        viewer: auth.has(request) ? viewerOf(request) : null,
+      }),
+    );
+  }
+
+  // ---- sign in / out -------------------------------------------------------------------------------
+
+  app.get('/login', async (request, reply) => {
+    const next = safeNext(field(request.query as FormBody, 'next'));
+    if (sessions.get(parseCookies(request.headers.cookie).get(SESSION_COOKIE)))
+      return reply.redirect(next, 303);
+    return reply.type('text/html; charset=utf-8').send(loginPage({ next }));
+  });
+
+  app.post('/login', async (request, reply) => {
+    const form = formOf(request);
+    const next = safeNext(field(form, 'next'));
+    if (!secretsMatch(token, field(form, 'token'))) {
+      request.log.warn({ ip: request.ip }, 'review: sign-in with a wrong token');
+      return reply
+        .code(401)
+        .type('text/html; charset=utf-8')
+        .send(loginPage({ next, error: 'That token is not right. Check it and try again.' }));
+    }
+    // A fresh id on every sign-in: an id planted before sign-in (session fixation) is worth nothing.
+    const previous = parseCookies(request.headers.cookie).get(SESSION_COOKIE);
+    if (previous) sessions.delete(previous);
+    const session = sessions.create();
+    reply.header(
+      'set-cookie',
+      serializeSessionCookie(SESSION_COOKIE, session.id, {
+        maxAgeSeconds: sessions.ttlMs / 1000,
+        secure: request.protocol === 'https',
+      }),
+    );
+    request.log.info({ ip: request.ip }, 'review: signed in');
+    return reply.redirect(next, 303);
+  });
+
+  app.get('/logout', async (request, reply) => {
+    if (auth.get(request)?.kind !== 'session') return reply.redirect('/', 303);
+    return reply.type('text/html; charset=utf-8').send(logoutPage(viewerOf(request)));
+  });
+
+  app.post('/logout', async (request, reply) => {
+    const who = auth.get(request);
+    if (who?.kind === 'session') sessions.delete(who.session.id);
+    reply.header(
+      'set-cookie',
+      serializeSessionCookie(SESSION_COOKIE, '', { maxAgeSeconds: 0, secure: request.protocol === 'https' }),
+    );
+    return reply.redirect('/login', 303);
+  });
+
+  app.get('/favicon.ico', async (_request, reply) => reply.code(204).send());
+}
+
+/**
+ * Where to go after signing in: a path on this site only (`/...`, never `//host` or `/\host`, which
+ * browsers treat as another site).
+ */
+export function safeNext(value: string): string {
+  if (!value || value.length > 2000) return '/';
+  if (!value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\')) return '/';
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+  if (/[\u0000-\u001f\u007f]/.test(value)) return '/';
+  return value;
+}
+
+/**
+ * Same-origin check for a state-changing request: when the browser sends `Origin` (or, failing that,
+ * `Referer`), its origin must be this server's own (`scheme://host[:port]` as the request reached us).
+ * Requests with neither header (old browsers, curl) pass; the CSRF token still protects them.
+ */
+function sameOrigin(request: FastifyRequest): boolean {
+  const expected = `${request.protocol}://${request.host}`.toLowerCase();
+  const origin = request.headers.origin;
+  if (origin !== undefined) return origin.toLowerCase() === expected;
+  const referer = request.headers.referer;
+  if (referer !== undefined) {
+    try {
+      return new URL(referer).origin.toLowerCase() === expected;
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}

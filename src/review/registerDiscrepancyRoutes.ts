@@ -1,0 +1,315 @@
+/**
+ * The discrepancy routes: pages for people (the list with its bulk action, a discrepancy's page and its
+ * review form, the CSV export, the report) and the JSON API for scripts (list, one, review action). By the
+ * time a handler runs, `registerAuth.ts` has authenticated the request and checked its origin and CSRF token.
+ */
+import { PassThrough } from 'node:stream';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { discrepancyJson } from '../discrepancies/discrepanciesJson.js';
+import { isDiscrepancyId } from '../discrepancies/discrepancyIds.js';
+import type { DiscrepancyDetail, ReviewAction } from '../discrepancies/discrepancyTypes.js';
+import { getDiscrepancy } from '../discrepancies/getDiscrepancy.js';
+import { listDiscrepancies } from '../discrepancies/listDiscrepancies.js';
+import { renderHtmlReport } from '../discrepancies/renderHtmlReport.js';
+import { reportData } from '../discrepancies/reportData.js';
+import { reviewDiscrepancies } from '../discrepancies/reviewDiscrepancies.js';
+import { streamDiscrepancies } from '../discrepancies/streamDiscrepancies.js';
+import { isReviewAction } from '../discrepancies/transitions.js';
+import { writeDiscrepanciesCsv } from '../discrepancies/writeDiscrepanciesCsv.js';
+import { detailPage } from './detailPage.js';
+import { type FormBody, field, fieldList, formOf } from './httpParsing.js';
+import { listPage } from './listPage.js';
+import { messagePage } from './messagePage.js';
+import { partnersWithDiscrepancies } from './partnersWithDiscrepancies.js';
+import type { ReviewContext } from './reviewContext.js';
+import { pageOf, parseFilter } from './reviewFilter.js';
+
+const NOTE_MAX = 4000;
+const NAME_MAX = 100;
+
+/** A review refused by the workflow or by its input, with the HTTP status it maps to. */
+interface Refusal {
+  status: number;
+  code: string;
+  message: string;
+}
+
+/** Registers the discrepancy pages (`/`, `/bulk`, `/discrepancies/...`, `/export.csv`, `/report`) and `/api/`. */
+export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewContext): void {
+  const { pool, viewerOf, takeFlash, setFlash, rememberName, notFoundPage } = ctx;
+
+  // ---- pages ---------------------------------------------------------------------------------------
+
+  app.get('/', async (request, reply) => {
+    const parsed = parseFilter(request.query as FormBody);
+    const [list, partners, numbers] = await Promise.all([
+      listDiscrepancies(pool, pageOf(parsed)),
+      partnersWithDiscrepancies(pool),
+      reportData(pool, parsed.filter, { tableLimit: 0 }),
+    ]);
+    return reply.type('text/html; charset=utf-8').send(
+      listPage({
+        viewer: viewerOf(request),
+        parsed,
+        rows: list.rows,
+        total: list.total,
+        partners,
+        overview: { statusCounts: numbers.statusCounts, openByCurrency: numbers.open.byCurrency },
+        flash: takeFlash(request),
+      }),
+    );
+  });
+
+  app.post('/bulk', async (request, reply) => {
+    const form = formOf(request);
+    const back = `/${listQuery(field(form, 'return'))}`;
+    const action = field(form, 'action');
+    const ids = fieldList(form, 'ids');
+    if (action !== 'acknowledge' && action !== 'resolve') {
+      setFlash(request, { kind: 'error', text: 'Choose Acknowledge or Resolve.' });
+      return reply.redirect(back, 303);
+    }
+    if (ids.length === 0) {
+      setFlash(request, { kind: 'error', text: `Select at least one discrepancy to ${action}.` });
+      return reply.redirect(back, 303);
+    }
+    const input = reviewInput(form);
+    if ('refusal' in input) {
+      setFlash(request, { kind: 'error', text: input.refusal.message });
+      return reply.redirect(back, 303);
+    }
+    try {
+      const { changed } = await reviewDiscrepancies(pool, ids, action, input);
+      rememberName(request, input.by);
+      request.log.info({ action, ids: changed, by: input.by }, 'review: bulk change');
+      setFlash(request, {
+        kind: 'ok',
+        text: `${action === 'resolve' ? 'Resolved' : 'Acknowledged'} ${changed.length} ${changed.length === 1 ? 'discrepancy' : 'discrepancies'}: ${changed.map((id) => `#${id}`).join(', ')}.`,
+      });
+    } catch (error) {
+      const refusal = refusalOf(error);
+      if (!refusal) throw error;
+      setFlash(request, { kind: 'error', text: `Nothing was changed. ${refusal.message}` });
+    }
+    return reply.redirect(back, 303);
+  });
+
+  app.get<{ Params: { id: string } }>('/discrepancies/:id', async (request, reply) => {
+    const detail = isDiscrepancyId(request.params.id) ? await getDiscrepancy(pool, request.params.id) : null;
+    if (!detail) return notFoundPage(request, reply);
+    return reply
+      .type('text/html; charset=utf-8')
+      .send(detailPage({ viewer: viewerOf(request), detail, flash: takeFlash(request) }));
+  });
+
+  app.post<{ Params: { id: string } }>('/discrepancies/:id/review', async (request, reply) => {
+    const { id } = request.params;
+    const form = formOf(request);
+    const action = field(form, 'action');
+    const typed = { note: field(form, 'note'), by: field(form, 'by'), assignee: field(form, 'assignee') };
+    const refuse = async (refusal: Refusal) => {
+      const detail = await getDiscrepancy(pool, id);
+      if (!detail) return notFoundPage(request, reply);
+      return reply
+        .code(refusal.status)
+        .type('text/html; charset=utf-8')
+        .send(
+          detailPage({
+            viewer: viewerOf(request),
+            detail,
+            flash: { kind: 'error', text: `Nothing was changed. ${refusal.message}` },
+            form: typed,
+          }),
+        );
+    };
+    if (!isDiscrepancyId(id)) return notFoundPage(request, reply);
+    if (!isReviewAction(action))
+      return refuse({ status: 400, code: 'BAD_ACTION', message: 'Choose acknowledge, resolve or dismiss.' });
+    const input = reviewInput(form);
+    if ('refusal' in input) return refuse(input.refusal);
+    try {
+      await reviewDiscrepancies(pool, [id], action, input);
+    } catch (error) {
+      const refusal = refusalOf(error);
+      if (!refusal) throw error;
+      if (refusal.code === 'DISCREPANCY_NOT_FOUND') return notFoundPage(request, reply);
+      return refuse(refusal);
+    }
+    rememberName(request, input.by);
+    request.log.info({ action, id, by: input.by }, 'review: change');
+    setFlash(request, { kind: 'ok', text: `${PAST[action]} by ${input.by}.` });
+    return reply.redirect(`/discrepancies/${id}`, 303);
+  });
+
+  app.get('/export.csv', async (request, reply) => {
+    const parsed = parseFilter(request.query as FormBody);
+    if (parsed.errors.length)
+      return reply
+        .code(400)
+        .type('text/plain; charset=utf-8')
+        .send(`bad filter: ${parsed.errors.join('; ')}\n`);
+    const out = new PassThrough();
+    const stamp = new Date().toISOString().slice(0, 16).replace(/[-:]/g, '').replace('T', '-');
+    writeDiscrepanciesCsv(streamDiscrepancies(pool, parsed.filter), out).catch((error: unknown) => {
+      request.log.error({ err: error }, 'review: CSV export failed midway');
+      out.destroy(error instanceof Error ? error : new Error(String(error)));
+    });
+    return reply
+      .type('text/csv; charset=utf-8')
+      .header('content-disposition', `attachment; filename="discrepancies-${stamp}.csv"`)
+      .send(out);
+  });
+
+  app.get('/report', async (request, reply) => {
+    const parsed = parseFilter(request.query as FormBody);
+    if (parsed.errors.length)
+      return reply
+        .code(400)
+        .type('text/html; charset=utf-8')
+        .send(
+          messagePage({ title: 'Bad filter', message: parsed.errors.join('; '), viewer: viewerOf(request) }),
+        );
+    const data = await reportData(pool, parsed.filter);
+    return reply.type('text/html; charset=utf-8').send(renderHtmlReport(data));
+  });
+
+  // ---- JSON API for scripts ------------------------------------------------------------------------
+
+  app.get('/api/discrepancies', async (request, reply) => {
+    const parsed = parseFilter(request.query as FormBody, { api: true });
+    if (parsed.errors.length)
+      return reply.code(400).send({ error: { code: 'BAD_FILTER', message: parsed.errors.join('; ') } });
+    const { rows, total } = await listDiscrepancies(pool, pageOf(parsed));
+    return reply.send({ total, limit: parsed.limit, offset: parsed.offset, rows: rows.map(discrepancyJson) });
+  });
+
+  app.get<{ Params: { id: string } }>('/api/discrepancies/:id', async (request, reply) => {
+    const detail = await getDiscrepancy(pool, request.params.id);
+    if (!detail) return apiNotFound(reply, request.params.id);
+    return reply.send(detailJson(detail));
+  });
+
+  app.post<{ Params: { id: string; action: string } }>(
+    '/api/discrepancies/:id/:action',
+    async (request, reply) => {
+      const { id, action } = request.params;
+      if (!isReviewAction(action))
+        return reply.code(404).send({
+          error: { code: 'UNKNOWN_ACTION', message: 'use acknowledge, resolve or dismiss' },
+        });
+      const body = request.body;
+      if (typeof body !== 'object' || body === null || Array.isArray(body))
+        return reply.code(400).send({
+          error: { code: 'BAD_REQUEST', message: 'send a JSON object: { "by": "...", "note": "..." }' },
+        });
+      const raw = body as Record<string, unknown>;
+      if (typeof raw.by !== 'string' || !raw.by.trim())
+        return reply
+          .code(400)
+          .send({ error: { code: 'ACTOR_REQUIRED', message: '"by" (who is acting) is required' } });
+      const input = reviewInput({
+        note: typeof raw.note === 'string' ? raw.note : '',
+        by: raw.by,
+        assignee: typeof raw.assignee === 'string' ? raw.assignee : '',
+      });
+      if ('refusal' in input)
+        return reply
+          .code(input.refusal.status)
+          .send({ error: { code: input.refusal.code, message: input.refusal.message } });
+      try {
+        const { changed } = await reviewDiscrepancies(pool, [id], action, input);
+        request.log.info({ action, id, by: input.by }, 'review: change (api)');
+        const detail = await getDiscrepancy(pool, id);
+        return reply.send({ changed, discrepancy: detail ? detailJson(detail) : null });
+      } catch (error) {
+        const refusal = refusalOf(error);
+        if (!refusal) throw error;
+        return reply.code(refusal.status).send({ error: { code: refusal.code, message: refusal.message } });
+      }
+    },
+  );
+}
+
+function apiNotFound(reply: FastifyReply, id: string) {
+  return reply.code(404).send({
+    error: {
+      code: 'DISCREPANCY_NOT_FOUND',
+      message: `discrepancy ${String(id).slice(0, 40)} does not exist`,
+    },
+  });
+}
+
+const PAST: Record<ReviewAction, string> = {
+  acknowledge: 'Acknowledged',
+  resolve: 'Resolved',
+  dismiss: 'Dismissed',
+};
+
+/** The note/by/assignee of a review form or API body, trimmed and bounded. */
+function reviewInput(form: FormBody): { note: string; by: string; assignee?: string } | { refusal: Refusal } {
+  const note = field(form, 'note').trim();
+  const by = field(form, 'by').trim();
+  const assignee = field(form, 'assignee').trim();
+  if (note.length > NOTE_MAX)
+    return {
+      refusal: { status: 422, code: 'NOTE_TOO_LONG', message: `Keep the note under ${NOTE_MAX} characters.` },
+    };
+  if (by.length > NAME_MAX || assignee.length > NAME_MAX)
+    return {
+      refusal: {
+        status: 422,
+        code: 'NAME_TOO_LONG',
+        message: `Names are limited to ${NAME_MAX} characters.`,
+      },
+    };
+  return assignee ? { note, by, assignee } : { note, by };
+}
+
+/** Maps the workflow's errors (by their stable `code`) to what the page or API says; others are bugs. */
+function refusalOf(error: unknown): Refusal | null {
+  const code = (error as { code?: unknown })?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  // The workflow reports unknown ids among refused transitions; alone, they are a plain "not found".
+  const refused = (error as { refused?: { reason?: string }[] })?.refused;
+  if (
+    code === 'DISCREPANCY_TRANSITION_NOT_ALLOWED' &&
+    Array.isArray(refused) &&
+    refused.length > 0 &&
+    refused.every((r) => r.reason === 'DISCREPANCY_NOT_FOUND')
+  )
+    return { status: 404, code: 'DISCREPANCY_NOT_FOUND', message: capitalise(message) };
+  switch (code) {
+    case 'DISCREPANCY_NOT_FOUND':
+      return { status: 404, code, message: capitalise(message) };
+    case 'DISCREPANCY_TRANSITION_NOT_ALLOWED':
+      return { status: 409, code, message: capitalise(message) };
+    case 'NOTE_REQUIRED':
+    case 'ACTOR_REQUIRED':
+      return { status: 422, code, message: capitalise(message) };
+    default:
+      return null;
+  }
+}
+
+function capitalise(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+function detailJson(detail: DiscrepancyDetail) {
+  return {
+    ...discrepancyJson(detail),
+    attempt: detail.attempt,
+    details: detail.details,
+    intent: detail.intent,
+    partnerRecords: detail.partnerRecords,
+    run: detail.run,
+    history: detail.history,
+  };
+}
+
+/** The list's query string kept by the bulk form, rebuilt through URLSearchParams (never a raw URL). */
+function listQuery(value: string): string {
+  const params = new URLSearchParams(value.startsWith('?') ? value.slice(1) : value);
+  const text = params.toString();
+  return text ? `?${text}` : '';
+}
