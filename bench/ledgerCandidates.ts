@@ -11,6 +11,11 @@
  * - `prepared, attempt row at settle`: the claim writes only the intent (its owner and lease are on it), and
  *   the completion inserts the finished attempt row: one write to intent_attempts per attempt instead of an
  *   insert and an update (and one FK check instead of two statements touching the attempt).
+ * - `prepared, no reconciliation indexes`: the same statements on a copy of `intents` without the three
+ *   indexes only reconciliation and retention read ((partner, reference), (partner, partner_reference),
+ *   settled_at); its attempts in a copy of `intent_attempts`. What those indexes cost the hot path.
+ * - `prepared, no reconciliation indexes, no attempt rows`: and the claim and the completion write the intent
+ *   row only (no attempt history): what is left is the ledger's wider row and its unsettled-lease index.
  * - `baseline (prepared)`: the minimal SQL prepared, to show what prepared statements give the minimum too.
  *
  * Replay path (key already completed):
@@ -107,6 +112,40 @@ const COMPLETE_WITH_ATTEMPT_ROW = `WITH before AS (
   )
   SELECT * FROM done`;
 
+/**
+ * Copies of the ledger's two tables with only the constraints and indexes the hot path itself reads: the
+ * primary keys, unique (partner, key) for the claim, and the unsettled-lease index for stuck intents.
+ */
+const CANDIDATE_SCHEMA = [
+  `CREATE TABLE cand_intents (LIKE intents INCLUDING DEFAULTS INCLUDING IDENTITY INCLUDING CONSTRAINTS)`,
+  'ALTER TABLE cand_intents ADD PRIMARY KEY (id)',
+  'ALTER TABLE cand_intents ADD CONSTRAINT cand_intents_partner_key_unique UNIQUE (partner, key)',
+  `CREATE INDEX cand_intents_unsettled ON cand_intents (partner, lease_expires_at)
+     WHERE status IN ('in_progress', 'unknown')`,
+  `CREATE TABLE cand_attempts (LIKE intent_attempts INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`,
+  'ALTER TABLE cand_attempts ADD PRIMARY KEY (intent_id, attempt)',
+  'ALTER TABLE cand_attempts ADD FOREIGN KEY (intent_id) REFERENCES cand_intents (id) ON DELETE CASCADE',
+];
+
+/** A statement of the ledger's, sent to the candidate tables instead. */
+function onCandidateTables(text: string): string {
+  const out = text
+    .replaceAll('intent_attempts', 'cand_attempts')
+    .replaceAll('intents_partner_key_unique', 'cand_intents_partner_key_unique')
+    .replace(/\bintents\b/g, 'cand_intents');
+  if (out === text) throw new Error('a candidate statement does not name the ledger tables');
+  return out;
+}
+
+/** The completion of the intent row alone (no attempt history). */
+const COMPLETE_INTENT_ONLY = `
+  UPDATE intents
+     SET status = 'completed', partner_reference = $3, response = $4::jsonb, lease_expires_at = NULL,
+         settled_at = now(), updated_at = now(), resolved_by = $5
+   WHERE id = $1 AND status IN ('in_progress', 'unknown')
+     AND (attempt = $2 OR (partner_honours_key AND attempt > $2))
+   RETURNING id, attempt, partner_reference, response`;
+
 const BASELINE_CLAIM = `
   INSERT INTO bench_intents (partner, key, fingerprint, status, attempt, lease_expires_at)
   VALUES ($1, $2, $3, 'in_progress', 1, now() + $4 * interval '1 millisecond')
@@ -141,6 +180,7 @@ export async function benchLedgerCandidates(
   const meter = await Meter.open(server);
   try {
     await baselinePool.query(BASELINE_SCHEMA);
+    for (const statement of CANDIDATE_SCHEMA) await baselinePool.query(statement);
     // claimIntent's parameters, in its order ($1..$10), for the candidates that keep its signature.
     const values = (key: string) => {
       const input = claimInput(specFor(key));
@@ -198,6 +238,19 @@ export async function benchLedgerCandidates(
       {
         name: 'prepared, attempt row at settle',
         op: writePath(CLAIM_INTENT_ONLY, COMPLETE_WITH_ATTEMPT_ROW, true, 'once'),
+      },
+      {
+        name: 'prepared, no reconciliation indexes',
+        op: writePath(onCandidateTables(claim.text), onCandidateTables(complete.text), true, 'noidx'),
+      },
+      {
+        name: 'prepared, no reconciliation indexes, no attempt rows',
+        op: writePath(
+          onCandidateTables(CLAIM_INTENT_ONLY),
+          onCandidateTables(COMPLETE_INTENT_ONLY),
+          true,
+          'bare',
+        ),
       },
       {
         name: 'baseline (prepared)',

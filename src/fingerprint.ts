@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * sha256 of the payload's canonical JSON (object keys sorted, no whitespace). Only this digest is stored:
@@ -6,7 +6,8 @@ import { createHash } from 'node:crypto';
  * "different call under the same key".
  */
 export function fingerprint(payload: unknown): string {
-  return createHash('sha256').update(canonicalJson(payload)).digest('hex');
+  // One-shot hash: half the cost of a Hash object per call, on the path of every ledger.run().
+  return hash('sha256', canonicalJson(payload), 'hex');
 }
 
 /** JSON with sorted keys, so `{a,b}` and `{b,a}` give the same text. Rejects what JSON cannot carry exactly. */

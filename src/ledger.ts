@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Classification } from './classify.js';
+import { errorSummary, isConnectionError } from './databaseErrors.js';
 import { type Duration, toMilliseconds } from './duration.js';
 import { IdempotencyKeyConflictError } from './errors/IdempotencyKeyConflictError.js';
 import { IntentInFlightError } from './errors/IntentInFlightError.js';
@@ -11,9 +12,9 @@ import { LateCompletionError } from './errors/LateCompletionError.js';
 import { LedgerUnavailableError } from './errors/LedgerUnavailableError.js';
 import { fingerprint } from './fingerprint.js';
 import { type InboxResult, runInInbox } from './inbox.js';
+import { LeaseEndingError } from './leaseEndingError.js';
 import type { Logger } from './logger.js';
 import { LedgerMetrics } from './metrics.js';
-import { assertAmount, assertCurrency } from './money.js';
 import type { ResolvedLedgerOptions } from './options.js';
 import { claimNewIntent } from './sql/claimIntent.js';
 import { completeAttempt } from './sql/completeAttempt.js';
@@ -26,6 +27,7 @@ import { recordLateAnswer } from './sql/recordLateAnswer.js';
 import { type FailedOutcome, settleAttemptWithoutExecution } from './sql/settleAttemptWithoutExecution.js';
 import { IntentStatus } from './status.js';
 import type { CallResult, Claim, Intent, IntentSpec, Json, PartnerCall, Replay, RunResult } from './types.js';
+import { validateSpec } from './validateSpec.js';
 import { Workflow } from './workflow.js';
 
 /** How many times `begin` re-reads a row that changed between the claim and the look-up before giving up. */
@@ -550,63 +552,6 @@ export class Ledger {
   }
 }
 
-/** The reason a callback's signal carries when the lease is about to end. */
-export class LeaseEndingError extends Error {
-  override readonly name = 'AbortError';
-  constructor(intentId: string, attempt: number) {
-    super(`lease of intent ${intentId} attempt ${attempt} is ending`);
-  }
-}
-
-interface ValidatedSpec {
-  partner: string;
-  operation: string;
-  key: string;
-  reference: string | null;
-  amount: string | null;
-  currency: string | null;
-  partnerHonoursKey: boolean;
-}
-
-/**
- * Longest partner / key / reference (UTF-8 bytes) the schema can take: (partner, key), (partner, reference)
- * are btree-indexed and a btree entry must fit in about 2.7 kB. Longer values failed inside PostgreSQL as a
- * LedgerUnavailableError ("index row requires N bytes"), which reads as "retry later" though no retry can work.
- */
-const MAX_TEXT_BYTES = { partner: 256, key: 2_048, reference: 2_048 } as const;
-
-function validateSpec(spec: IntentSpec): ValidatedSpec {
-  for (const field of ['partner', 'operation', 'key'] as const) {
-    if (typeof spec[field] !== 'string' || spec[field].length === 0) {
-      throw new TypeError(`intent ${field} must be a non-empty string`);
-    }
-  }
-  for (const field of ['partner', 'operation', 'key', 'reference'] as const) {
-    const value = spec[field];
-    if (typeof value !== 'string') continue;
-    // PostgreSQL text cannot hold NUL, and the driver would silently turn a lone surrogate into U+FFFD,
-    // merging different keys into one intent: refuse both before anything is written.
-    if (value.includes('\u0000')) throw new TypeError(`intent ${field} must not contain NUL (\\u0000)`);
-    if (/\p{Cs}/u.test(value))
-      throw new TypeError(`intent ${field} must be well-formed Unicode (it holds a lone surrogate)`);
-    const max = field === 'operation' ? undefined : MAX_TEXT_BYTES[field];
-    if (max !== undefined && Buffer.byteLength(value, 'utf8') > max) {
-      throw new TypeError(
-        `intent ${field} is longer than ${max} bytes (UTF-8), more than the ledger can index`,
-      );
-    }
-  }
-  return {
-    partner: spec.partner,
-    operation: spec.operation,
-    key: spec.key,
-    reference: spec.reference ?? null,
-    amount: spec.amount === undefined ? null : assertAmount(spec.amount),
-    currency: spec.currency === undefined ? null : assertCurrency(spec.currency),
-    partnerHonoursKey: spec.partnerHonoursKey ?? false,
-  };
-}
-
 function whenAborted(signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.resolve();
   return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
@@ -614,25 +559,4 @@ function whenAborted(signal: AbortSignal): Promise<void> {
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}
-
-/** Errors worth retrying a write for: the connection, not the statement, failed. */
-function isConnectionError(error: unknown): boolean {
-  const code = (error as { code?: unknown })?.code;
-  if (
-    typeof code === 'string' &&
-    (/^(08|57P0)/.test(code) || /^E(CONN|PIPE|TIMEDOUT|HOSTUNREACH)/.test(code))
-  )
-    return true;
-  const message = error instanceof Error ? error.message : '';
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout/i.test(
-    message,
-  );
-}
-
-/** What is safe to log of an error: its class, code and message; never request configs or headers. */
-export function errorSummary(error: unknown): { name?: string; code?: unknown; message: string } {
-  if (error instanceof Error)
-    return { name: error.name, code: (error as { code?: unknown }).code, message: error.message };
-  return { message: String(error) };
 }

@@ -3,9 +3,9 @@ import type { RunReport } from './runReport.js';
 /**
  * Where one run is, for progress displays (the CLI's bar). A run goes `reading` (zero or more times, rows
  * read so far increasing) -> `deciding` (the report is staged; the set-based SQL that decides and applies
- * everything runs now, about 10 s for 1M rows, and reports nothing until it ends) -> `done`. A run that fails
- * while reading (a broken file, too many rejected rows, an abort) goes straight to `done`. A scheduled run
- * that lost its slot reports nothing.
+ * everything runs now, about 30 s for 1M rows on 2 cores, and reports nothing until it ends) -> `done`. A
+ * run that fails while reading (a broken file, too many rejected rows, an abort) goes straight to `done`. A
+ * scheduled run that lost its slot reports nothing.
  */
 export type RunProgress =
   | { phase: 'reading' | 'deciding'; runId: string; source: string; rowsRead: number }

@@ -1,6 +1,8 @@
 import { type ApiSourceConfig, resolveApiSourceConfig } from './apiSourceConfig.js';
+import { mapApiItem } from './mapApiItem.js';
+import { createPartnerClient, itemsOf, joinUrl } from './partnerClient.js';
 import type { PartnerRow, RejectedRow } from './partnerRow.js';
-import { type ApiReadOptions, createPartnerClient, itemsOf, joinUrl, mapApiItem } from './readApiReport.js';
+import type { ApiReadOptions } from './readApiReport.js';
 
 /**
  * Asks the partner about one reference, for partners that offer no listing (or to double-check one intent).

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import type { Pool } from 'pg';
 import { IntentOutcomeUnknownError, LateCompletionError } from '../../src/errors/index.js';
-import { LeaseEndingError, type Ledger } from '../../src/ledger.js';
+import { LeaseEndingError } from '../../src/leaseEndingError.js';
+import type { Ledger } from '../../src/ledger.js';
 import type { CallResult } from '../../src/types.js';
 import { deferred, rejectionOf, specFactory, sqlPool, waitFor } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';

@@ -5,9 +5,10 @@ import { expect } from 'chai';
 import { type FakePartner, startFakePartner } from '../../src/partnerFake/fakePartnerServer.js';
 import type { ApiSourceConfig } from '../../src/reports/apiSourceConfig.js';
 import { lookupByReference } from '../../src/reports/lookupPartnerReference.js';
+import { JsonNumber, parseJsonKeepingNumbers } from '../../src/reports/parseJsonKeepingNumbers.js';
 import { PartnerApiError } from '../../src/reports/partnerApiError.js';
 import type { ReportItem } from '../../src/reports/partnerRow.js';
-import { JsonNumber, parseJsonKeepingNumbers, readApiReport } from '../../src/reports/readApiReport.js';
+import { readApiReport } from '../../src/reports/readApiReport.js';
 
 const TOKEN = 'sk_live_DO-NOT-LEAK-7f3a9c';
 const TOKEN_ENV = 'FAKE_PARTNER_TOKEN';

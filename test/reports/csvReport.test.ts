@@ -7,8 +7,9 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import type { CsvSourceConfig } from '../../src/reports/csvSourceConfig.js';
 import type { RejectedRow, ReportItem } from '../../src/reports/partnerRow.js';
-import { MAX_FIELD_CHARS, readCsvReport } from '../../src/reports/readCsvReport.js';
+import { readCsvReport } from '../../src/reports/readCsvReport.js';
 import { ReportFormatError } from '../../src/reports/reportFormatError.js';
+import { MAX_FIELD_CHARS } from '../../src/reports/toItem.js';
 
 const HEADER = 'reference,partner_ref,amount,currency,executed_at';
 const COLUMNS = {

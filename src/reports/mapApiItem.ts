@@ -1,0 +1,132 @@
+import type { ApiSourceConfig } from './apiSourceConfig.js';
+import { parseDecimal } from './parseDecimal.js';
+import { parseExecutedAt } from './parseExecutedAt.js';
+import { describe, getPath, isJsonObject, JsonNumber, type JsonValue } from './parseJsonKeepingNumbers.js';
+import type { RejectedRow, ReportItem } from './partnerRow.js';
+
+// One item -> one row or one rejection
+
+/**
+ * More significant digits than this and a partner's encoder that went through a binary double may have
+ * rounded the amount before writing it (a double keeps 15 decimal digits exactly, DBL_DIG); exponent
+ * notation means the same kind of encoder. We cannot tell, so such amounts are rejected for a human to
+ * see rather than guessed. Amounts sent as JSON strings are never affected.
+ */
+const MAX_EXACT_DIGITS = 15;
+
+function numberIsExact(source: string): boolean {
+  if (/[eE]/.test(source)) return false;
+  const digits = source.replace(/[-.]/g, '').replace(/^0+/, '').replace(/0+$/, '');
+  return digits.length <= MAX_EXACT_DIGITS;
+}
+
+type FieldResult<T> = { ok: true; value: T } | { ok: false; reason: string };
+
+function readIdentifier(value: JsonValue | undefined): FieldResult<string | null> {
+  if (value === undefined || value === null) return { ok: true, value: null };
+  // Kept exactly as sent: the partner echoes our reference byte for byte, and a trimmed copy of a reference
+  // with edge whitespace would match nothing and let absence "prove" an executed intent not executed.
+  if (typeof value === 'string') return { ok: true, value: value.trim() === '' ? null : value };
+  // The exact digits the partner sent, even beyond 2^53 where a double would have changed them.
+  if (value instanceof JsonNumber) return { ok: true, value: value.source };
+  return { ok: false, reason: `expected text or a number, found ${describe(value)}` };
+}
+
+function readAmount(value: JsonValue | undefined): FieldResult<string> {
+  if (value === undefined || value === null) return { ok: false, reason: 'amount is missing' };
+  if (value instanceof JsonNumber) {
+    if (!numberIsExact(value.source)) {
+      return {
+        ok: false,
+        reason: 'amount is a JSON number that cannot be represented exactly; send it as a string',
+      };
+    }
+    return parseDecimal(value.source, { decimalSeparator: '.', thousandsSeparator: undefined });
+  }
+  if (typeof value === 'string') {
+    // Same as CSV cells: surrounding blanks are the partner's formatting, not part of the amount.
+    return parseDecimal(value.trim(), { decimalSeparator: '.', thousandsSeparator: undefined });
+  }
+  return { ok: false, reason: `expected a decimal amount such as "12.50", found ${describe(value)}` };
+}
+
+export const CURRENCY = /^[A-Za-z]{3}$/;
+
+function readCurrency(value: JsonValue | undefined): FieldResult<string> {
+  if (value === undefined || value === null) return { ok: false, reason: 'currency is missing' };
+  if (typeof value !== 'string') {
+    return { ok: false, reason: `expected a 3-letter ISO 4217 code such as "BRL", found ${describe(value)}` };
+  }
+  const code = value.trim();
+  if (!CURRENCY.test(code)) return { ok: false, reason: `"${code}" is not a 3-letter ISO 4217 code` };
+  return { ok: true, value: code.toUpperCase() };
+}
+
+function readExecutedAt(value: JsonValue | undefined, timezone: string): FieldResult<Date> {
+  if (value === undefined || value === null) return { ok: false, reason: 'execution time is missing' };
+  if (typeof value !== 'string') {
+    return { ok: false, reason: `expected an ISO 8601 date-time string, found ${describe(value)}` };
+  }
+  return parseExecutedAt(value, { timezone });
+}
+
+/**
+ * Turns one listed item into a row, or into a rejection naming the configured field path that was wrong
+ * (`*` when the item is not an object). The first problem found is reported, in field order.
+ */
+export function mapApiItem(
+  item: JsonValue,
+  line: number,
+  fields: ApiSourceConfig['fields'],
+  timezone: string,
+): ReportItem {
+  // Once both identifiers are read, a rejection carries them (see RejectedRow.identifiers).
+  let identifiers: RejectedRow['identifiers'];
+  const reject = (field: string, reason: string): ReportItem => ({
+    kind: 'rejected',
+    rejected: identifiers ? { line, field, reason, identifiers } : { line, field, reason },
+  });
+  if (!isJsonObject(item)) return reject('*', `the item is ${describe(item)}, not an object`);
+
+  let reference: string | null = null;
+  if (fields.reference !== undefined) {
+    const read = readIdentifier(getPath(item, fields.reference));
+    if (!read.ok) return reject(fields.reference, read.reason);
+    reference = read.value;
+  }
+  let partnerReference: string | null = null;
+  if (fields.partnerReference !== undefined) {
+    const read = readIdentifier(getPath(item, fields.partnerReference));
+    if (!read.ok) return reject(fields.partnerReference, read.reason);
+    partnerReference = read.value;
+  }
+  identifiers = { reference, partnerReference };
+  if (reference === null && partnerReference === null) {
+    return reject(
+      fields.reference ?? fields.partnerReference ?? '*',
+      'has neither a reference nor a partner reference, so it cannot be matched to anything',
+    );
+  }
+
+  let amount: string | null = null;
+  if (fields.amount !== undefined) {
+    const read = readAmount(getPath(item, fields.amount));
+    if (!read.ok) return reject(fields.amount, read.reason);
+    amount = read.value;
+  }
+  let currency: string | null = null;
+  if (typeof fields.currency === 'object') {
+    currency = fields.currency.value.trim().toUpperCase();
+  } else if (fields.currency !== undefined) {
+    const read = readCurrency(getPath(item, fields.currency));
+    if (!read.ok) return reject(fields.currency, read.reason);
+    currency = read.value;
+  }
+  let executedAt: Date | null = null;
+  if (fields.executedAt !== undefined) {
+    const read = readExecutedAt(getPath(item, fields.executedAt), timezone);
+    if (!read.ok) return reject(fields.executedAt, read.reason);
+    executedAt = read.value;
+  }
+  return { kind: 'row', row: { line, reference, partnerReference, amount, currency, executedAt } };
+}

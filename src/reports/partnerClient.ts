@@ -1,0 +1,378 @@
+import axios from 'axios';
+import type { ResolvedApiSourceConfig } from './apiSourceConfig.js';
+import { CURRENCY } from './mapApiItem.js';
+import {
+  describe,
+  getPath,
+  JsonNumber,
+  type JsonValue,
+  parseJsonKeepingNumbers,
+} from './parseJsonKeepingNumbers.js';
+import { PartnerApiError, withoutQuery } from './partnerApiError.js';
+import type { ApiReadOptions } from './readApiReport.js';
+
+// HTTP: one GET with timeouts, retries and errors that never carry the token
+
+/** Appends `path` to `baseUrl` (`new URL(path, base)` would drop a path part such as `/api`). */
+export function joinUrl(baseUrl: string, path: string): URL {
+  return new URL(baseUrl.replace(/\/+$/, '') + (path.startsWith('/') ? path : `/${path}`));
+}
+
+/** Network failures worth another try: the next connection may well work. */
+const RETRYABLE_NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ETIMEDOUT',
+  'ECONNABORTED',
+  'EPIPE',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+]);
+
+/** Neither Retry-After nor backoff may stall a reconciliation run longer than this per attempt. */
+const MAX_DELAY_MS = 30_000;
+
+export interface PartnerClient {
+  /** GETs `url` and parses the JSON answer, retrying as configured; throws PartnerApiError. */
+  getJson(url: URL, where: string): Promise<{ body: JsonValue; text: string; attempts: number }>;
+  /** Like `getJson`, except that a 404 answers `{ notFound: true }` instead of failing. */
+  getJsonOrNotFound(
+    url: URL,
+    where: string,
+  ): Promise<{ body: JsonValue; text: string; attempts: number } | { notFound: true; attempts: number }>;
+  badBody(url: URL, what: string, attempts?: number): PartnerApiError;
+  configError(what: string): PartnerApiError;
+}
+
+type Failure =
+  | { kind: 'status'; status: number; retryAfterMs?: number }
+  | { kind: 'timeout' }
+  | { kind: 'network'; code: string };
+
+/** Reads the token once and returns the GET helper both readers share. */
+export function createPartnerClient(config: ResolvedApiSourceConfig, options: ApiReadOptions): PartnerClient {
+  const { partner, logger, signal } = options;
+  const base = `${config.baseUrl}${config.path}`;
+  const prefix = `partner ${partner}:`;
+  const configError = (what: string) =>
+    new PartnerApiError(`${prefix} ${what}`, { code: 'config', partner, url: base, attempts: 0 });
+
+  if (config.fields.reference === undefined && config.fields.partnerReference === undefined) {
+    throw configError('fields must name reference or partnerReference (or both); rows could not be matched');
+  }
+  if (typeof config.fields.currency === 'object' && !CURRENCY.test(config.fields.currency.value.trim())) {
+    throw configError(
+      `fields.currency.value "${config.fields.currency.value}" is not a 3-letter ISO 4217 code`,
+    );
+  }
+  for (const [name, value] of [
+    ['timeoutMs', config.timeoutMs],
+    ['retries', config.retries],
+    ['retryBaseMs', config.retryBaseMs],
+  ] as const) {
+    if (!Number.isInteger(value) || value < 0 || (name === 'timeoutMs' && value === 0)) {
+      throw configError(`${name} must be a ${name === 'timeoutMs' ? 'positive' : 'non-negative'} integer`);
+    }
+  }
+  let parsedBase: URL | undefined;
+  try {
+    parsedBase = new URL(config.baseUrl);
+  } catch {
+    parsedBase = undefined;
+  }
+  if (!parsedBase || !/^https?:$/.test(parsedBase.protocol) || parsedBase.search || parsedBase.hash) {
+    throw configError(
+      `baseUrl "${withoutQuery(config.baseUrl)}" must be an absolute http(s) URL without query or fragment ` +
+        '(fixed parameters go in query)',
+    );
+  }
+
+  const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': 'intent-ledger' };
+  let token: string | undefined;
+  if (config.auth) {
+    token = (options.env ?? process.env)[config.auth.env];
+    if (token === undefined || token === '') {
+      throw new PartnerApiError(
+        `${prefix} the environment variable ${config.auth.env} that should hold the API token is ` +
+          `${token === undefined ? 'not set' : 'empty'}: set it before reading this partner`,
+        { code: 'auth_missing', partner, url: base, attempts: 0 },
+      );
+    }
+    headers[config.auth.header] = config.auth.scheme === '' ? token : `${config.auth.scheme} ${token}`;
+  }
+
+  /** Partner text quoted in messages: short, on one line, and without the token should it echo it back. */
+  const quote = (text: string): string => {
+    const redacted = token ? text.split(token).join('[redacted]') : text;
+    const flat = redacted.replace(/\s+/g, ' ').trim();
+    return JSON.stringify(flat.length > 120 ? `${flat.slice(0, 120)}...` : flat);
+  };
+
+  const badBody = (url: URL, what: string, attempts = 1) =>
+    new PartnerApiError(`${prefix} ${what}`, { code: 'bad_body', partner, url: url.href, attempts });
+
+  const aborted = (url: URL, attempts: number) =>
+    new PartnerApiError(`${prefix} the read was stopped by its caller`, {
+      code: 'aborted',
+      partner,
+      url: url.href,
+      attempts,
+    });
+
+  async function getRaw(url: URL, where: string, notFoundIsEmpty: boolean) {
+    const maxAttempts = config.retries + 1;
+    let lastFailure: Failure | undefined;
+    for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
+      if (signal?.aborted) throw aborted(url, attempt - 1);
+      const outcome = await attemptOnce(url, attempt);
+      if ('failure' in outcome) {
+        lastFailure = outcome.failure;
+      } else {
+        const { status, text, contentType, location } = outcome;
+        if (status >= 200 && status < 300) return { status, text, contentType, attempts: attempt };
+        if (status === 404 && notFoundIsEmpty) return { status, text, contentType, attempts: attempt };
+        if (status !== 429 && status < 500) {
+          throw new PartnerApiError(`${prefix} ${explainStatus(status, where, text, location)}`, {
+            code: 'http_status',
+            partner,
+            url: url.href,
+            status,
+            attempts: attempt,
+          });
+        }
+        lastFailure = { kind: 'status', status, retryAfterMs: outcome.retryAfterMs };
+      }
+      if (attempt === maxAttempts) break;
+      const backoff = config.retryBaseMs * 2 ** (attempt - 1);
+      const jittered = backoff / 2 + (Math.random() * backoff) / 2;
+      const retryAfterMs = lastFailure.kind === 'status' ? lastFailure.retryAfterMs : undefined;
+      const delayMs = Math.round(Math.min(MAX_DELAY_MS, retryAfterMs ?? jittered));
+      logger?.warn(
+        {
+          partner,
+          url: withoutQuery(url.href),
+          attempt,
+          maxAttempts,
+          ...(lastFailure.kind === 'status' ? { status: lastFailure.status } : {}),
+          ...(lastFailure.kind === 'network' ? { code: lastFailure.code } : {}),
+          ...(lastFailure.kind === 'timeout' ? { timeoutMs: config.timeoutMs } : {}),
+          retryInMs: delayMs,
+        },
+        'partner API request failed; retrying',
+      );
+      if (!(await sleep(delayMs, signal))) throw aborted(url, attempt);
+    }
+    throw exhausted(url, where, lastFailure!, maxAttempts);
+  }
+
+  function explainStatus(status: number, where: string, text: string, location: string | undefined): string {
+    if ((status === 401 || status === 403) && config.auth) {
+      return (
+        `answered HTTP ${status} ${where}: check the token in env ${config.auth.env} ` +
+        `(and that it may read ${withoutQuery(base)})`
+      );
+    }
+    if (status === 401 || status === 403) {
+      return `answered HTTP ${status} ${where}: the partner wants credentials; configure auth`;
+    }
+    if (status >= 300 && status < 400) {
+      // Redirects are not followed: a custom auth header would travel to wherever the partner points.
+      return (
+        `answered HTTP ${status} ${where} (a redirect to ${location ? withoutQuery(location) : 'nowhere'}): ` +
+        'set baseUrl to the final address'
+      );
+    }
+    if (status === 404) return `answered HTTP 404 ${where}: check baseUrl and path`;
+    return `answered HTTP ${status} ${where}, saying ${quote(text)}: check the query parameters and the configuration`;
+  }
+
+  function exhausted(url: URL, where: string, failure: Failure, attempts: number): PartnerApiError {
+    const details = { partner, url: url.href, attempts };
+    if (failure.kind === 'timeout') {
+      return new PartnerApiError(
+        `${prefix} timed out after ${attempts} attempts ${where} (timeoutMs ${config.timeoutMs} each): ` +
+          'the partner is slow or down; retry later or raise timeoutMs',
+        { ...details, code: 'timeout' },
+      );
+    }
+    if (failure.kind === 'network') {
+      return new PartnerApiError(
+        `${prefix} could not be reached (${failure.code}) after ${attempts} attempts ${where}: ` +
+          'check baseUrl and whether the partner is up',
+        {
+          ...details,
+          code: 'network',
+          cause: Object.assign(new Error(failure.code), { code: failure.code }),
+        },
+      );
+    }
+    const what = failure.status === 429 ? ' (too many requests)' : '';
+    return new PartnerApiError(
+      `${prefix} answered HTTP ${failure.status}${what} ${where} on all ${attempts} attempts: ` +
+        (failure.status === 429 ? 'lower the read frequency or raise retries' : 'retry later'),
+      { ...details, code: 'http_status', status: failure.status },
+    );
+  }
+
+  async function attemptOnce(
+    url: URL,
+    attempt: number,
+  ): Promise<
+    | { failure: Failure }
+    | { status: number; text: string; contentType: string; location?: string; retryAfterMs?: number }
+  > {
+    // One wall-clock budget for the whole exchange: axios' own `timeout` is a socket idle timer, which a
+    // partner dribbling bytes would never trip.
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, config.timeoutMs);
+    const onCallerAbort = () => controller.abort();
+    signal?.addEventListener('abort', onCallerAbort, { once: true });
+    try {
+      const response = await axios.request<string>({
+        url: url.href,
+        method: 'GET',
+        headers,
+        responseType: 'text',
+        // The body is parsed here, keeping numbers exact; axios must not parse it first.
+        transformResponse: [(data: unknown) => data],
+        validateStatus: () => true,
+        maxRedirects: 0,
+        signal: controller.signal,
+      });
+      const header = (name: string) => {
+        const value: unknown = response.headers[name];
+        return typeof value === 'string' ? value : undefined;
+      };
+      return {
+        status: response.status,
+        text: typeof response.data === 'string' ? response.data : String(response.data ?? ''),
+        contentType: header('content-type') ?? '',
+        location: header('location'),
+        retryAfterMs: parseRetryAfter(header('retry-after')),
+      };
+    } catch (error) {
+      if (signal?.aborted) throw aborted(url, attempt);
+      if (timedOut) return { failure: { kind: 'timeout' } };
+      // Only the code is kept: axios errors hold the request configuration, headers and token included.
+      const code = axios.isAxiosError(error) ? (error.code ?? 'ERR_UNKNOWN') : 'ERR_UNKNOWN';
+      if (RETRYABLE_NETWORK_CODES.has(code)) return { failure: { kind: 'network', code } };
+      const message = error instanceof Error ? error.message : String(error);
+      throw new PartnerApiError(`${prefix} request failed (${code}: ${quote(message)}): check baseUrl`, {
+        code: 'network',
+        partner,
+        url: url.href,
+        attempts: attempt,
+        cause: Object.assign(new Error(code), { code }),
+      });
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onCallerAbort);
+    }
+  }
+
+  function parse(url: URL, where: string, raw: { text: string; contentType: string; attempts: number }) {
+    try {
+      return { body: parseJsonKeepingNumbers(raw.text), text: raw.text, attempts: raw.attempts };
+    } catch {
+      const kind = raw.contentType ? `content-type ${raw.contentType}, ` : '';
+      const start = raw.text.trim() === '' ? 'an empty body' : `starting ${quote(raw.text.slice(0, 200))}`;
+      throw badBody(
+        url,
+        `answered something that is not JSON ${where} (${kind}${start}): check baseUrl and path, ` +
+          'or whether the partner is in maintenance',
+        raw.attempts,
+      );
+    }
+  }
+
+  return {
+    async getJson(url, where) {
+      return parse(url, where, await getRaw(url, where, false));
+    },
+    async getJsonOrNotFound(url, where) {
+      const raw = await getRaw(url, where, true);
+      if (raw.status !== 404) return parse(url, where, raw);
+      // A 404 means "never executed" only when the partner's API said it; an HTML page is a proxy or a
+      // wrong path answering, and reading it as "absent" could get an executed charge retried.
+      if (raw.text.trim() !== '') {
+        try {
+          parseJsonKeepingNumbers(raw.text);
+        } catch {
+          throw new PartnerApiError(
+            `${prefix} answered HTTP 404 ${where} with a body that is not JSON, so it may not come from the ` +
+              "partner's API: check baseUrl and lookup.path",
+            { code: 'http_status', partner, url: url.href, status: 404, attempts: raw.attempts },
+          );
+        }
+      }
+      return { notFound: true, attempts: raw.attempts };
+    },
+    badBody,
+    configError,
+  };
+}
+
+/** `Retry-After` as delay-seconds or an HTTP date; undefined when absent or unreadable. */
+function parseRetryAfter(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (/^\s*\d+\s*$/.test(value)) return Number(value) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+/** Resolves true after `ms`, or false as soon as `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve(false);
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** The items array of one answer, or a PartnerApiError saying which configured field was not one. */
+export function itemsOf(
+  body: JsonValue,
+  itemsField: string,
+  client: PartnerClient,
+  url: URL,
+  where: string,
+): JsonValue[] {
+  // A partner that says something went wrong has not given the complete listing, whatever items came with
+  // it: taking them as complete would let absence prove "not executed" for charges it simply left out.
+  if (body !== null && typeof body === 'object' && !Array.isArray(body) && !(body instanceof JsonNumber)) {
+    for (const member of ['error', 'errors']) {
+      const reported = (body as Record<string, JsonValue>)[member];
+      if (
+        reported !== undefined &&
+        reported !== null &&
+        !(Array.isArray(reported) && reported.length === 0)
+      ) {
+        throw client.badBody(
+          url,
+          `the answer ${where} reports an error (${member}: ${describe(reported)}): it is not a complete listing`,
+        );
+      }
+    }
+  }
+  const items = getPath(body, itemsField);
+  if (Array.isArray(items)) return items;
+  const name = itemsField === '' ? 'the answer' : `field ${itemsField}`;
+  throw client.badBody(
+    url,
+    items === undefined
+      ? `${name} is missing from the answer ${where}: check itemsField`
+      : `${name} is not an array (it is ${describe(items)}) ${where}: check itemsField`,
+  );
+}

@@ -1,0 +1,65 @@
+import { CSV_FIELDS, type CsvField, type ResolvedCsvSourceConfig } from './csvSourceConfig.js';
+import { ReportFormatError } from './reportFormatError.js';
+
+interface MappedColumn {
+  field: CsvField;
+  /** The header name in the file, used as `field` of rejections. */
+  name: string;
+  index: number;
+}
+
+export interface HeaderLayout {
+  width: number;
+  /** Mapped columns in the order of {@link CSV_FIELDS}, which is the order rows are checked in. */
+  columns: MappedColumn[];
+  byField: Partial<Record<CsvField, MappedColumn>>;
+}
+
+export function readHeader(
+  names: string[],
+  raw: string,
+  settings: ResolvedCsvSourceConfig,
+  file: string,
+  line: number,
+): HeaderLayout {
+  if (names.length === 1 && names[0] === '' && /^[\r\n]*$/.test(raw)) {
+    throw new ReportFormatError(
+      `${file}: header line ${line} is empty (is skipLines = ${settings.skipLines} right?)`,
+      { file, line },
+    );
+  }
+  const found = names.map((name) => (name === '' ? '""' : name)).join(', ');
+  const missing: string[] = [];
+  const missingNames: string[] = [];
+  const columns: MappedColumn[] = [];
+  const byField: Partial<Record<CsvField, MappedColumn>> = {};
+  for (const field of CSV_FIELDS) {
+    const name = settings.columns[field];
+    if (name === undefined) continue;
+    const index = names.indexOf(name);
+    if (index === -1) {
+      missing.push(`"${name}" (${field})`);
+      missingNames.push(name);
+      continue;
+    }
+    const count = names.filter((candidate) => candidate === name).length;
+    if (count > 1) {
+      // Picking one of the two would be a guess about which one the partner meant.
+      throw new ReportFormatError(
+        `${file}: column "${name}" (${field}) appears ${count} times in header; found: ${found}`,
+        { file, line, field: name },
+      );
+    }
+    const column = { field, name, index };
+    columns.push(column);
+    byField[field] = column;
+  }
+  if (missing.length > 0) {
+    const subject = missing.length === 1 ? 'column' : 'columns';
+    throw new ReportFormatError(
+      `${file}: ${subject} ${missing.join(', ')} not found in header; found: ${found}`,
+      { file, line, field: missingNames.join(', ') },
+    );
+  }
+  return { width: names.length, columns, byField };
+}
