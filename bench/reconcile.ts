@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
+import acmePay from '../reconcilers/acme-pay.js';
 import { createDataSource } from '../src/database/createDataSource.js';
 import { migrate } from '../src/database/migrate.js';
 import { type MeasuredRun, measure } from './childProcess.js';
@@ -288,39 +289,20 @@ async function onCopy<T>(server: BenchServer, data: Dataset, work: (url: string)
 function writeReconcilerDir(work: string, rows: number, file: string, window: Window): string {
   const path = join(work, `reconcilers-${rows}`);
   mkdirSync(path, { recursive: true });
+  // The shipped acme-pay reconciler, with the timings that fit the generated data: every stuck intent's
+  // lease ended hours ago, an absent one is provable because the report covers its time plus the settlement
+  // lag, and nothing is old enough to be unresolved.
+  if (acmePay.partner !== PARTNER || acmePay.source.type !== 'csv') {
+    throw new Error('reconcilers/acme-pay.ts no longer describes the CSV partner this benchmark generates');
+  }
   const config = {
-    partner: PARTNER,
-    schedule: '*/15 * * * *',
-    timezone: 'America/Sao_Paulo',
-    // Every stuck intent's lease ended hours ago; an absent one is provable because the report covers its
-    // time plus the settlement lag; nothing is old enough to be unresolved.
-    stuckAfter: '15m',
-    settlementLag: '2h',
+    ...acmePay,
     deadline: '30d',
-    maxRejectedRatio: 0.01,
-    match: { by: 'reference' },
     coverage: {
       from: new Date(window.from.getTime() - 3_600_000).toISOString(),
       to: new Date(window.from.getTime() + window.spanMs + 5 * 3_600_000).toISOString(),
     },
-    source: {
-      type: 'csv',
-      path: file,
-      delimiter: ';',
-      quote: '"',
-      encoding: 'latin1',
-      skipLines: 0,
-      decimalSeparator: ',',
-      thousandsSeparator: '.',
-      dateFormat: 'dd/MM/yyyy HH:mm:ss',
-      columns: {
-        reference: 'PEDIDO',
-        partnerReference: 'NSU',
-        amount: 'VALOR',
-        currency: 'MOEDA',
-        executedAt: 'DATA',
-      },
-    },
+    source: { ...acmePay.source, path: file },
   };
   // Plain CommonJS, so loading it costs no TypeScript compilation in the timed run.
   writeFileSync(
