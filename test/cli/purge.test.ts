@@ -9,11 +9,11 @@ import {
   spec,
   unknownIntent,
 } from '../reconcile/support.js';
+import { hasScript, runCli, runCliOnTerminal } from '../support/cliProcess.js';
 import { withDatabase } from '../support/databaseUrl.js';
 import { rejectionOf, sqlPool } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
 import { testLedger } from '../support/testLedger.js';
-import { hasScript, runCli, runCliOnTerminal } from './cliProcess.js';
 
 const OLD = `now() - interval '2 days'`;
 /** A `\r` that is not the end of a line: a progress bar redrawing in place. */

@@ -10,7 +10,7 @@ import {
   useReconcileFixture,
   writeCsv,
 } from '../reconcile/support.js';
-import { hasScript, runCli, runCliOnTerminal } from './cliProcess.js';
+import { hasScript, runCli, runCliOnTerminal } from '../support/cliProcess.js';
 
 /** A `\r` that is not the end of a line: a progress bar redrawing in place. */
 const REDRAW = /\r(?!\n)/;

@@ -1,20 +1,12 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Pool } from 'pg';
+import { type CliRun, runCli } from '../support/cliProcess.js';
 import { sqlPool } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
 import { raise, setCreatedAt } from './seed.js';
-
-const CLI = join(__dirname, '../../src/cli/main.js');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 describe('CLI: discrepancies, discrepancy, ack, resolve, dismiss (child processes)', function () {
   this.timeout(60_000);
@@ -22,23 +14,8 @@ describe('CLI: discrepancies, discrepancy, ack, resolve, dismiss (child processe
   let sql: Pool;
   const d: Record<string, string> = {};
 
-  function cli(...args: string[]): Promise<Run> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [CLI, ...args], {
-        env: { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'silent' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk) => {
-        stdout += chunk;
-      });
-      child.stderr.on('data', (chunk) => {
-        stderr += chunk;
-      });
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+  function cli(...args: string[]): Promise<CliRun> {
+    return runCli(args, { DATABASE_URL: db.url, LOG_LEVEL: 'silent' });
   }
 
   before(async () => {

@@ -3,20 +3,18 @@
  * dialects it is written in, the run row as recorded, the CLI as a child process, and catchers for
  * unhandled rejections and for every byte a logger writes.
  */
-import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import type { Pool } from 'pg';
 import acmePay from '../../reconcilers/acme-pay.js';
 import globexSms from '../../reconcilers/globex-sms.js';
 import type { ReconcilerApiSource, ReconcilerConfig } from '../../src/reconcile/reconcilerConfig.js';
 import type { CsvSourceConfig } from '../../src/reports/csvSourceConfig.js';
+import { type CliRun, runCli as runCliProcess } from '../support/cliProcess.js';
 
 /** The repository root: tests run compiled from `<outDir>/test/faults`, the fixtures stay in the source tree. */
 export const REPO_ROOT = resolve(__dirname, '../../..');
 /** The committed corpus of broken partner reports and API answers. */
 export const BAD_REPORTS = join(REPO_ROOT, 'test/fixtures/bad-reports');
-/** The CLI entry point of the same build as this test. */
-export const CLI_MAIN = resolve(__dirname, '../../src/cli/main.js');
 
 /**
  * How a corpus file is read:
@@ -117,43 +115,9 @@ export function captureStream(): CapturedStream {
   };
 }
 
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
 /** `node <outDir>/src/cli/main.js ...args` from the repository root, with `env` added to this process's. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 30_000): Promise<CliResult> {
-  const started = Date.now();
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [CLI_MAIN, ...args], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`CLI ${args.join(' ')} still running after ${timeoutMs} ms; stderr: ${stderr}`));
-    }, timeoutMs);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolvePromise({ code, stdout, stderr, ms: Date.now() - started });
-    });
-  });
+export function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 30_000): Promise<CliRun> {
+  return runCliProcess(args, env, { cwd: REPO_ROOT, timeoutMs });
 }
 
 /** `text` with every regex metacharacter escaped. */

@@ -8,13 +8,26 @@ export interface CliRun {
   code: number | null;
   stdout: string;
   stderr: string;
+  /** Wall time of the whole process, start to exit. */
+  ms: number;
 }
 
-/** `node main.js ...args` with pipes (so neither stdout nor stderr is a terminal), `env` added to ours. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<CliRun> {
+export interface CliOptions {
+  /** Killed (and the promise rejected) past this. @default 60000 */
+  timeoutMs?: number;
+  /** Working directory. @default this process's */
+  cwd?: string;
+}
+
+/**
+ * `node main.js ...args` of the same build as the test, with pipes (so neither stdout nor stderr is a
+ * terminal) and `env` added to this process's environment.
+ */
+export function runCli(args: string[], env: NodeJS.ProcessEnv, options: CliOptions = {}): Promise<CliRun> {
   return collect(
-    spawn(process.execPath, [CLI_MAIN, ...args], { env: { ...process.env, ...env } }),
-    timeoutMs,
+    spawn(process.execPath, [CLI_MAIN, ...args], { cwd: options.cwd, env: { ...process.env, ...env } }),
+    args,
+    options.timeoutMs ?? 60_000,
   );
 }
 
@@ -31,14 +44,16 @@ export const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' })
 export function runCliOnTerminal(
   args: string[],
   env: NodeJS.ProcessEnv,
-  timeoutMs = 60_000,
+  options: CliOptions = {},
 ): Promise<CliRun> {
   const command = [process.execPath, CLI_MAIN, ...args].map(shellQuote).join(' ');
   return collect(
     spawn('script', ['--quiet', '--flush', '--return', '--command', command, '/dev/null'], {
+      cwd: options.cwd,
       env: { ...process.env, ...env },
     }),
-    timeoutMs,
+    args,
+    options.timeoutMs ?? 60_000,
   );
 }
 
@@ -46,7 +61,8 @@ function shellQuote(word: string): string {
   return `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
-function collect(child: ReturnType<typeof spawn>, timeoutMs: number): Promise<CliRun> {
+function collect(child: ReturnType<typeof spawn>, args: string[], timeoutMs: number): Promise<CliRun> {
+  const started = Date.now();
   return new Promise((resolve, reject) => {
     let stdout = '';
     let stderr = '';
@@ -59,7 +75,7 @@ function collect(child: ReturnType<typeof spawn>, timeoutMs: number): Promise<Cl
     });
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`CLI still running after ${timeoutMs} ms; stderr: ${stderr}`));
+      reject(new Error(`CLI ${args.join(' ')} still running after ${timeoutMs} ms; stderr: ${stderr}`));
     }, timeoutMs);
     child.once('error', (error) => {
       clearTimeout(timer);
@@ -67,7 +83,7 @@ function collect(child: ReturnType<typeof spawn>, timeoutMs: number): Promise<Cl
     });
     child.once('close', (code) => {
       clearTimeout(timer);
-      resolve({ code, stdout, stderr });
+      resolve({ code, stdout, stderr, ms: Date.now() - started });
     });
   });
 }
