@@ -1,6 +1,6 @@
 /**
  * Builds the review site's server and wires its parts: `registerAuth.ts` (security headers, sign-in,
- * sessions, CSRF), `registerDiscrepancyRoutes.ts` (the pages and the JSON API), and the not-found and error
+ * sessions, CSRF, with `signInThrottle.ts` limiting wrong tokens), `registerDiscrepancyRoutes.ts` (the pages and the JSON API), and the not-found and error
  * handlers below. The pages themselves are drawn by `layout.ts`, `listPage.ts`, `detailPage.ts`,
  * `loginPage.ts` and `messagePage.ts`.
  */
@@ -12,6 +12,7 @@ import { registerAuth } from './registerAuth.js';
 import { registerDiscrepancyRoutes } from './registerDiscrepancyRoutes.js';
 import { createReviewContext, isApi } from './reviewContext.js';
 import { SessionStore } from './sessions.js';
+import { SignInThrottle, type SignInThrottleOptions } from './signInThrottle.js';
 
 export interface ReviewServerOptions {
   /** The ledger's database (`poolOf(dataSource)`). */
@@ -22,12 +23,23 @@ export interface ReviewServerOptions {
   logger?: FastifyBaseLogger;
   /**
    * Behind a TLS-terminating proxy: trust `X-Forwarded-Proto`/`-Host` for the same-origin check and the
-   * cookie's `Secure` flag. Only when the proxy is the only way in.
+   * cookie's `Secure` flag; wrong tokens then count against the address the proxy puts last in
+   * `X-Forwarded-For` (the one it saw). Only when the proxy is the only way in.
    * @default false
    */
   trustProxy?: boolean;
   /** Idle time after which a session ends. @default 8 hours */
   sessionTtlMs?: number;
+  /**
+   * Limits guessing the token: after `maxFailures` different wrong tokens (sign-in form and bearer together)
+   * from one address within `windowMs`, that address gets 429 with `Retry-After`, its token not even
+   * compared, until the oldest failure is `windowMs` old. IPv6 addresses count by /64. Signed-in sessions and
+   * other addresses are unaffected.
+   * @default { maxFailures: 10, windowMs: 15 minutes, maxAddresses: 10000 }
+   */
+  signInThrottle?: SignInThrottleOptions;
+  /** The clock for session expiry and the sign-in throttle; tests move it instead of sleeping. @default Date.now */
+  now?: () => number;
 }
 
 const FORM_BODY_LIMIT = 256 * 1024;
@@ -42,7 +54,9 @@ export function createReviewServer(options: ReviewServerOptions): FastifyInstanc
   if (typeof options.token !== 'string' || options.token.length === 0)
     throw new TypeError('the review server needs a non-empty token');
   const { pool, token } = options;
-  const sessions = new SessionStore(options.sessionTtlMs);
+  const now = options.now ?? Date.now;
+  const sessions = new SessionStore(options.sessionTtlMs, undefined, now);
+  const throttle = new SignInThrottle(options.signInThrottle, now);
   const ctx = createReviewContext({ pool, token, sessions });
 
   const app = Fastify({
@@ -57,7 +71,7 @@ export function createReviewServer(options: ReviewServerOptions): FastifyInstanc
     (_request, body, done) => done(null, parseForm(body as string)),
   );
 
-  registerAuth(app, ctx);
+  registerAuth(app, ctx, { throttle, trustProxy: options.trustProxy ?? false });
   registerDiscrepancyRoutes(app, ctx);
 
   // ---- errors --------------------------------------------------------------------------------------

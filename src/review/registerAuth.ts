@@ -1,8 +1,9 @@
 /**
  * Who may use the review site, and the protections every request and response gets: security headers,
  * authentication (the bearer token for scripts, a session cookie for people, the sign-in form for everyone
- * else), the same-origin and CSRF check on every state-changing request, and signing in and out.
- * `createReviewServer` registers this before any other route group.
+ * else), the same-origin and CSRF check on every state-changing request, signing in and out, and the limit
+ * on wrong tokens per address (`signInThrottle.ts`). `createReviewServer` registers this before any other
+ * route group.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type FormBody, field, formOf, parseCookies, serializeSessionCookie } from './httpParsing.js';
@@ -10,6 +11,7 @@ import { loginPage, logoutPage } from './loginPage.js';
 import { messagePage } from './messagePage.js';
 import { isApi, type ReviewContext } from './reviewContext.js';
 import { secretsMatch } from './sessions.js';
+import { clientAddressOf, type SignInThrottle } from './signInThrottle.js';
 
 /** The session cookie's name; its value is a random id that means something only to this process. */
 export const SESSION_COOKIE = 'il_review_session';
@@ -25,12 +27,20 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'cache-control': 'no-store',
 };
 
+export interface AuthOptions {
+  /** Counts wrong tokens (form and bearer) per address and refuses an address past its limit. */
+  throttle: SignInThrottle;
+  /** As the server's `trustProxy`: decides which address a wrong token counts against. */
+  trustProxy: boolean;
+}
+
 /**
  * Registers the security headers, the authentication hook, the same-origin/CSRF hook, and the routes to
  * sign in and out (`/login`, `/logout`) plus the public `/favicon.ico`.
  */
-export function registerAuth(app: FastifyInstance, ctx: ReviewContext): void {
+export function registerAuth(app: FastifyInstance, ctx: ReviewContext, options: AuthOptions): void {
   const { token, sessions, auth, viewerOf } = ctx;
+  const { throttle, trustProxy } = options;
 
   app.addHook('onSend', async (_request, reply, payload) => {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.header(name, value);
@@ -48,12 +58,18 @@ export function registerAuth(app: FastifyInstance, ctx: ReviewContext): void {
     if (isPublic(request)) return;
     const header = request.headers.authorization;
     if (header !== undefined) {
+      // A throttled address is refused before its token is compared: a right guess now looks like any other.
+      const address = clientAddressOf(request, trustProxy);
+      const wait = throttle.retryAfterMs(address);
+      if (wait > 0) return sendThrottled(request, reply, wait, '/');
       const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
       if (match && secretsMatch(token, match[1])) {
         auth.set(request, { kind: 'bearer' });
         return;
       }
       request.log.warn({ url: request.url, ip: request.ip }, 'review: wrong bearer token');
+      // Only a token that was compared is a guess; another scheme or an empty bearer can never get in.
+      if (match) recordFailure(request, address, match[1]);
       reply.header('www-authenticate', 'Bearer error="invalid_token"');
       return sendUnauthorised(request, reply, 'The bearer token is not valid.');
     }
@@ -106,6 +122,34 @@ export function registerAuth(app: FastifyInstance, ctx: ReviewContext): void {
     return reply.type('text/html; charset=utf-8').send(loginPage({ next: '/', error: message }));
   }
 
+  /** 429 with `Retry-After`: the address tried too many wrong tokens; its token was not looked at. */
+  function sendThrottled(request: FastifyRequest, reply: FastifyReply, waitMs: number, next: string) {
+    const seconds = Math.ceil(waitMs / 1000);
+    request.log.info(
+      { url: request.url, ip: request.ip, retryAfterSeconds: seconds },
+      'review: sign-in refused, too many wrong tokens from this address',
+    );
+    reply.code(429).header('retry-after', String(seconds));
+    const message = `Too many wrong tokens were tried from your address. Wait ${waitText(seconds)}, then try again.`;
+    if (isApi(request)) return reply.send({ error: { code: 'TOO_MANY_ATTEMPTS', message } });
+    return reply.type('text/html; charset=utf-8').send(loginPage({ next, error: message }));
+  }
+
+  /** Counts a wrong token against its address; says so in the log (never the token) when that locks it. */
+  function recordFailure(request: FastifyRequest, address: string, guess: string) {
+    const { counted, retryAfterMs } = throttle.recordFailure(address, guess);
+    if (counted && retryAfterMs > 0)
+      request.log.warn(
+        {
+          ip: request.ip,
+          address,
+          failures: throttle.maxFailures,
+          retryAfterSeconds: Math.ceil(retryAfterMs / 1000),
+        },
+        'review: too many wrong tokens from one address; refusing its sign-ins for a while',
+      );
+  }
+
   function sendForbidden(request: FastifyRequest, reply: FastifyReply, message: string) {
     reply.code(403);
     if (isApi(request)) return reply.send({ error: { code: 'FORBIDDEN', message } });
@@ -130,8 +174,13 @@ export function registerAuth(app: FastifyInstance, ctx: ReviewContext): void {
   app.post('/login', async (request, reply) => {
     const form = formOf(request);
     const next = safeNext(field(form, 'next'));
-    if (!secretsMatch(token, field(form, 'token'))) {
+    const address = clientAddressOf(request, trustProxy);
+    const wait = throttle.retryAfterMs(address);
+    if (wait > 0) return sendThrottled(request, reply, wait, next);
+    const given = field(form, 'token');
+    if (!secretsMatch(token, given)) {
       request.log.warn({ ip: request.ip }, 'review: sign-in with a wrong token');
+      if (given) recordFailure(request, address, given);
       return reply
         .code(401)
         .type('text/html; charset=utf-8')
@@ -168,6 +217,13 @@ export function registerAuth(app: FastifyInstance, ctx: ReviewContext): void {
   });
 
   app.get('/favicon.ico', async (_request, reply) => reply.code(204).send());
+}
+
+/** "45 seconds", "1 minute", "15 minutes": how long to wait, rounded up. */
+function waitText(seconds: number): string {
+  if (seconds < 60) return seconds === 1 ? '1 second' : `${seconds} seconds`;
+  const minutes = Math.ceil(seconds / 60);
+  return minutes === 1 ? '1 minute' : `${minutes} minutes`;
 }
 
 /**

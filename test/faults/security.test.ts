@@ -6,7 +6,9 @@
  *     through ledger.run -> reconciliation (CSV and API) -> discrepancy exports (formula-neutralised in CSV
  *     only);
  * (c) the review site refuses every route but the sign-in form without valid credentials;
- * (d) the review server never logs its token (nor a session id or CSRF token).
+ * (d) the review server never logs its token (nor a session id or CSRF token);
+ * (e) the review site's sign-in throttle logs the lockout but never a submitted token, and answers a locked
+ *     address the same whether it sends the right token or a wrong one.
  */
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -863,6 +865,68 @@ describe('faults: security', function () {
       expect(logged).to.include('review: wrong bearer token');
       expect(logged).to.include('review: sign-in with a wrong token');
       expectNoSecret({ 'review server log': logged }, [TOKEN, sessionId, csrf as string]);
+    });
+  });
+  describe('(e) a throttled address: the right token is refused like a wrong one, and no token is logged', () => {
+    const db = useFreshDatabase('sec_review_throttle');
+    const TOKEN = secret('review');
+    let sql: Pool;
+    let app: FastifyInstance;
+    const stream = captureStream();
+
+    before(async () => {
+      sql = sqlPool(db.url);
+      app = createReviewServer({
+        pool: sql,
+        token: TOKEN,
+        logger: pino({ level: 'trace' }, stream),
+        signInThrottle: { maxFailures: 4 },
+      });
+      await app.ready();
+    });
+    after(async () => {
+      await app?.close();
+      await sql?.end();
+    });
+
+    it('four wrong guesses (form and bearer), then the right token and a fifth guess both get the same 429; the log names the lockout, not the guesses', async () => {
+      const guesses = [secret('guess'), secret('guess'), secret('guess'), secret('guess'), secret('guess')];
+      const login = (token: string) =>
+        app.inject({
+          method: 'POST',
+          url: '/login',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          payload: new URLSearchParams({ token, next: '/' }).toString(),
+        });
+      const api = (token: string) =>
+        app.inject({
+          method: 'GET',
+          url: '/api/discrepancies',
+          headers: { authorization: `Bearer ${token}` },
+        });
+      const bodies: string[] = [];
+      for (const [i, guess] of guesses.slice(0, 4).entries()) {
+        const response = i % 2 === 0 ? await login(guess) : await api(guess);
+        expect(response.statusCode, `guess ${i + 1}`).to.equal(401);
+        bodies.push(response.body);
+      }
+      const right = { form: await login(TOKEN), api: await api(TOKEN) };
+      const fifth = { form: await login(guesses[4]), api: await api(guesses[4]) };
+      for (const kind of ['form', 'api'] as const) {
+        expect(right[kind].statusCode, kind).to.equal(429);
+        expect(right[kind].headers['retry-after'], kind).to.equal('900');
+        expect(right[kind].headers['set-cookie'], kind).to.equal(undefined);
+        expect(right[kind].body, kind).to.equal(fifth[kind].body);
+        bodies.push(right[kind].body, fifth[kind].body);
+      }
+
+      const logged = stream.text();
+      expect(logged).to.include('review: too many wrong tokens from one address');
+      expect(logged).to.include('review: sign-in refused, too many wrong tokens from this address');
+      expectNoSecret({ 'review server log': logged, 'response bodies': bodies.join('\n') }, [
+        TOKEN,
+        ...guesses,
+      ]);
     });
   });
 });
