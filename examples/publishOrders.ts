@@ -6,7 +6,7 @@
  *
  * `AMQP_URL` as for the consumer (default `amqp://guest:guest@127.0.0.1:5672`). Order ids are
  * `order-<run>-<n>`, so two runs never collide; publishing the same order twice is what a producer that
- * retried would do, and the consumer charges it once.
+ * retried would do, and the consumer charges it once. The message id is the order id.
  */
 import amqp from 'amqplib';
 
@@ -31,6 +31,8 @@ async function main(): Promise<void> {
       channel.sendToQueue(queue, Buffer.from(JSON.stringify(message)), {
         persistent: true,
         contentType: 'application/json',
+        // Stable across the producer's retries, like the order id; kept when the consumer parks the message.
+        messageId: message.orderId,
       });
     }
     await channel.waitForConfirms();

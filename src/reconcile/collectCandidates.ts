@@ -27,7 +27,9 @@ export interface CandidateInput {
  * `absence_proves` says whether "no row for it" means "the partner did not execute it": the attempt started
  * at or after coverage_from and start + settlementLag <= coverage_to, and the intent has the value the
  * match rule pairs on (a row can never match an intent without a reference under reference matching, so its
- * absence proves nothing). In lookup mode the coverage of an intent is [its attempt start, now], for the
+ * absence proves nothing), and no rejected record of the report carries that value (`rec_rejected`: the
+ * partner listed something for it that could not be read). When a rejected record may be anybody's
+ * (`absenceUnprovable`), absence proves nothing for any intent of the run. In lookup mode the coverage of an intent is [its attempt start, now], for the
  * intents actually looked up whose answer held no item at all.
  *
  * The sources are selected separately so each can use its index (unsettled intents by partner and lease,

@@ -10,6 +10,9 @@ export interface ConsumerLine {
   outcome?: string;
   action?: string;
   attempt?: number;
+  /** On a `park` line: how many times this message has been parked, this time included. */
+  parks?: number;
+  detail?: string;
   redelivered?: boolean;
   owner?: string;
   msg?: string;
@@ -23,10 +26,20 @@ export interface ConsumerProcess {
   readonly lines: ConsumerLine[];
   /** Messages received and not yet acked or nacked (from its `received` / `message` lines). */
   inHand(): number;
-  /** Messages it acked. */
+  /** Messages it acked (`action: 'ack'`; parked messages are counted by `parks()`). */
   acks(): number;
+  /** Messages it parked (`action: 'park'`: copied to the parking queue, then acked). */
+  parks(): number;
   /** Time of its last line (ms since epoch). */
   lastLineAt(): number;
+  /**
+   * Time of its last line that shows work other than parking (ms since epoch): not a `received` line, not a
+   * `park` line. A message whose intent is still unknown cycles through the parking queue every
+   * PARK_DELAY_MS, so "no line for a while" never comes while anything is parked.
+   */
+  lastWorkAt(): number;
+  /** How long it has held at least one message without a break (ms; 0 when it holds none). */
+  busyFor(): number;
   alive(): boolean;
   /** Resolves once a line matching `predicate` has been logged; rejects if the process exits first. */
   waitFor(what: string, predicate: () => boolean, timeoutMs?: number): Promise<void>;
@@ -48,7 +61,10 @@ export function startConsumer(name: string, env: Record<string, string>): Consum
   let received = 0;
   let settled = 0;
   let acked = 0;
+  let parked = 0;
   let last = Date.now();
+  let lastWork = Date.now();
+  let busySince: number | undefined;
   let stderr = '';
   let ended = false;
   const checks = new Set<() => void>();
@@ -71,10 +87,15 @@ export function startConsumer(name: string, env: Record<string, string>): Consum
     }
     lines.push(line);
     last = Date.now();
-    if (line.event === 'received') received++;
+    if (line.event === 'received') {
+      received++;
+      busySince ??= last;
+    } else if (line.event !== 'message' || line.action !== 'park') lastWork = last;
     if (line.event === 'message') {
       settled++;
       if (line.action === 'ack') acked++;
+      if (line.action === 'park') parked++;
+      if (received === settled) busySince = undefined;
     }
     for (const check of [...checks]) check();
   });
@@ -84,7 +105,10 @@ export function startConsumer(name: string, env: Record<string, string>): Consum
     lines,
     inHand: () => received - settled,
     acks: () => acked,
+    parks: () => parked,
     lastLineAt: () => last,
+    lastWorkAt: () => lastWork,
+    busyFor: () => (busySince === undefined ? 0 : Date.now() - busySince),
     alive: () => !ended,
     exited,
     stderr: () => stderr,
