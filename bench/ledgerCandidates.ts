@@ -11,6 +11,9 @@
  * - `prepared, attempt row at settle`: the claim writes only the intent (its owner and lease are on it), and
  *   the completion inserts the finished attempt row: one write to intent_attempts per attempt instead of an
  *   insert and an update (and one FK check instead of two statements touching the attempt).
+ * - `prepared, attempts without a foreign key`: the same statements on copies of both tables where the
+ *   attempt row's foreign key to its intent is left out (each attempt insert otherwise runs the key's
+ *   trigger: a query that locks the intent row FOR KEY SHARE).
  * - `prepared, lighter reconciliation indexes`: the same statements on a copy of `intents` whose
  *   (partner, partner_reference) index leaves out rows without one (every claim) and whose settled_at index
  *   is a BRIN (settled_at only grows, and a BRIN entry is a summary per block range, not one per row).
@@ -139,6 +142,13 @@ const LIGHTER_INDEX_SCHEMA = [
   'CREATE INDEX lite_intents_settled_at ON lite_intents USING brin (settled_at)',
 ];
 
+/** Copies of both tables as they are, except the attempts' foreign key (tables `nofk_intents`, `nofk_attempts`). */
+const NO_ATTEMPT_FK_SCHEMA = [
+  'CREATE TABLE nofk_intents (LIKE intents INCLUDING ALL)',
+  'ALTER TABLE nofk_intents RENAME CONSTRAINT nofk_intents_partner_key_key TO nofk_intents_partner_key_unique',
+  'CREATE TABLE nofk_attempts (LIKE intent_attempts INCLUDING ALL)',
+];
+
 /** A statement of the ledger's, sent to the candidate tables (`cand_` or `lite_`) instead. */
 function onCandidateTables(text: string, prefix = 'cand_'): string {
   const out = text
@@ -192,8 +202,9 @@ export async function benchLedgerCandidates(
   const meter = await Meter.open(server);
   try {
     await baselinePool.query(BASELINE_SCHEMA);
-    for (const statement of [...CANDIDATE_SCHEMA, ...LIGHTER_INDEX_SCHEMA])
+    for (const statement of [...CANDIDATE_SCHEMA, ...LIGHTER_INDEX_SCHEMA, ...NO_ATTEMPT_FK_SCHEMA]) {
       await baselinePool.query(statement);
+    }
     // claimIntent's parameters, in its order ($1..$10), for the candidates that keep its signature.
     const values = (key: string) => {
       const input = claimInput(specFor(key));
@@ -251,6 +262,15 @@ export async function benchLedgerCandidates(
       {
         name: 'prepared, attempt row at settle',
         op: writePath(CLAIM_INTENT_ONLY, COMPLETE_WITH_ATTEMPT_ROW, true, 'once'),
+      },
+      {
+        name: 'prepared, attempts without a foreign key',
+        op: writePath(
+          onCandidateTables(claim.text, 'nofk_'),
+          onCandidateTables(complete.text, 'nofk_'),
+          true,
+          'nofk',
+        ),
       },
       {
         name: 'prepared, lighter reconciliation indexes',
