@@ -1,11 +1,11 @@
 import { createHash, type Hash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { FileChunks } from '../reports/fileChunks.js';
 import type { PartnerRow } from '../reports/partnerRow.js';
 
-/** sha256 (hex) of a file's bytes, streamed: the same file always gives the same checksum. */
+/** sha256 (hex) of a file's bytes, read a chunk at a time: the same file always gives the same checksum. */
 export async function fileChecksum(file: string): Promise<string> {
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  for await (const chunk of new FileChunks(file)) hash.update(chunk);
   return hash.digest('hex');
 }
 

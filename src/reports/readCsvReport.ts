@@ -1,4 +1,3 @@
-import { createReadStream } from 'node:fs';
 import { pipeline, Readable } from 'node:stream';
 import { CsvError, type Options, parse } from 'csv-parse';
 import iconv from 'iconv-lite';
@@ -10,6 +9,7 @@ import {
   resolveCsvSourceConfig,
 } from './csvSourceConfig.js';
 import { FastSplitter } from './fastSplitter.js';
+import { FileChunks } from './fileChunks.js';
 import { LineSkipper } from './lineSkipper.js';
 import type { ReportItem } from './partnerRow.js';
 import { type HeaderLayout, readHeader } from './readHeader.js';
@@ -111,7 +111,7 @@ export async function* readCsvReportBatches(
     nextLine: settings.skipLines + 1,
   };
 
-  const source = createReadStream(file);
+  const source = new FileChunks(file);
   const texts = decodedText(source, settings)[Symbol.asyncIterator]();
   try {
     const splitter = new FastSplitter(settings.delimiter, settings.quote);
@@ -135,7 +135,7 @@ export async function* readCsvReportBatches(
     throw error;
   } finally {
     // On an early exit (the consumer stopped iterating) the file must be closed now, not at GC time.
-    source.destroy();
+    await source.close();
   }
 
   if (state.layout === undefined) {
