@@ -1,7 +1,14 @@
 import type { ApiSourceConfig } from './apiSourceConfig.js';
 import { parseDecimal } from './parseDecimal.js';
 import { parseExecutedAt } from './parseExecutedAt.js';
-import { describe, getPath, isJsonObject, JsonNumber, type JsonValue } from './parseJsonKeepingNumbers.js';
+import {
+  describe,
+  getPath,
+  isJsonObject,
+  JsonNumber,
+  type JsonValue,
+  pathBlocked,
+} from './parseJsonKeepingNumbers.js';
 import type { RejectedRow, ReportItem } from './partnerRow.js';
 
 // One item -> one row or one rejection
@@ -88,6 +95,17 @@ export function mapApiItem(
   });
   if (!isJsonObject(item)) return reject('*', `the item is ${describe(item)}, not an object`);
 
+  // An identifier the item holds in a shape the path cannot follow is unreadable, not absent: taken as
+  // "no reference", the row would match nothing and its intent's absence would look proven.
+  for (const path of [fields.reference, fields.partnerReference]) {
+    const blocked = path === undefined ? undefined : pathBlocked(item, path);
+    if (path !== undefined && blocked) {
+      return reject(
+        path,
+        `expected an object at ${JSON.stringify(blocked.at)}, found ${describe(blocked.found)}`,
+      );
+    }
+  }
   let reference: string | null = null;
   if (fields.reference !== undefined) {
     const read = readIdentifier(getPath(item, fields.reference));

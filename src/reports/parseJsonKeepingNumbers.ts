@@ -79,6 +79,25 @@ export function getPath(value: JsonValue, path: string): JsonValue | undefined {
   return current;
 }
 
+/**
+ * Where `path` cannot be followed because a value on the way is there but is not an object or array (a
+ * string where `order.id` expects `order` to be an object): the step's path and what was found. Undefined
+ * when the path can be followed, or ends at a key that is absent or null, which is the partner sending
+ * nothing there rather than something in a shape we cannot read.
+ */
+export function pathBlocked(value: JsonValue, path: string): { at: string; found: JsonValue } | undefined {
+  if (path === '') return undefined;
+  let current: JsonValue | undefined = value;
+  const steps = path.split('.');
+  for (const [index, step] of steps.entries()) {
+    if (current === undefined || current === null) return undefined;
+    if (Array.isArray(current) && /^\d+$/.test(step)) current = current[Number(step)];
+    else if (isJsonObject(current)) current = Object.hasOwn(current, step) ? current[step] : undefined;
+    else return { at: steps.slice(0, index).join('.'), found: current };
+  }
+  return undefined;
+}
+
 /** "a string", "an object"... for messages a person reads. */
 export function describe(value: JsonValue | undefined): string {
   if (value === undefined) return 'missing';

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { type FakePartner, startFakePartner } from '../../src/partnerFake/fakePartnerServer.js';
 import type { ApiSourceConfig } from '../../src/reports/apiSourceConfig.js';
 import { lookupByReference } from '../../src/reports/lookupPartnerReference.js';
+import { mapApiItem } from '../../src/reports/mapApiItem.js';
 import { JsonNumber, parseJsonKeepingNumbers } from '../../src/reports/parseJsonKeepingNumbers.js';
 import { PartnerApiError } from '../../src/reports/partnerApiError.js';
 import type { ReportItem } from '../../src/reports/partnerRow.js';
@@ -571,6 +572,42 @@ describe('readApiReport', function () {
         expect(error.message).to.include('page 2 is identical to page 1');
       } finally {
         await scripted.close();
+      }
+    });
+  });
+
+  describe('identifiers at nested paths', () => {
+    const fields = {
+      reference: 'order.ref',
+      partnerReference: 'txn.id',
+      amount: 'amount',
+      currency: 'currency',
+      executedAt: 'at',
+    };
+    const map = (item: unknown) =>
+      mapApiItem(parseJsonKeepingNumbers(JSON.stringify(item)), 1, fields, 'America/Sao_Paulo');
+    const base = { amount: 'ten', currency: 'BRL', at: '2024-03-01T10:00:00Z' };
+
+    it('an identifier in a shape the path cannot follow is unreadable: rejected without identifiers', () => {
+      expect(map({ ...base, order: 'r1', txn: { id: 't1' } })).to.deep.equal({
+        kind: 'rejected',
+        rejected: { line: 1, field: 'order.ref', reason: 'expected an object at "order", found a string' },
+      });
+      expect(map({ ...base, order: { ref: 'r1' }, txn: [1, 2] })).to.deep.equal({
+        kind: 'rejected',
+        rejected: { line: 1, field: 'txn.id', reason: 'expected an object at "txn", found an array' },
+      });
+    });
+
+    it('an absent or null object on the way is "none there": the rejection still names the other identifier', () => {
+      for (const order of [undefined, null]) {
+        const item = map({ ...base, order, txn: { id: 't1' } });
+        if (item.kind !== 'rejected') expect.fail(`expected a rejection, got ${JSON.stringify(item)}`);
+        expect(item.rejected).to.deep.include({
+          line: 1,
+          field: 'amount',
+          identifiers: { reference: null, partnerReference: 't1' },
+        });
       }
     });
   });
