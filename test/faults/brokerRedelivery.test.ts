@@ -31,6 +31,7 @@ import {
 import { type FakePartner, startFakePartner } from '../../src/partnerFake/fakePartnerServer.js';
 import { reconcile } from '../../src/reconcile/reconcile.js';
 import type { ReconcilerConfig } from '../../src/reconcile/reconcilerConfig.js';
+import { fakePartnerReconciler } from '../reconcile/support.js';
 import { sqlPool } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
 import { type ConsumerLine, type ConsumerProcess, startConsumer } from './consumerProcess.js';
@@ -49,6 +50,8 @@ const UNKNOWN_EXECUTED_EVERY = 71;
 /** The partner answers each charge this late (it has executed already), so kills land mid-call. */
 const PARTNER_LATENCY_MS = 20;
 const ACKS_BEFORE_KILL = 50;
+/** The restarted consumer works alone until it has acked this many, then the second consumer joins. */
+const B_JOINS_AFTER_ACKS = 20;
 /**
  * How long a parked message waits before it comes back (the example's default is 15 minutes, the
  * reconciliation schedule): while its intent is unknown it cycles through the parking queue at this pace.
@@ -326,8 +329,12 @@ describe('faults: broker redelivery (RabbitMQ, consumer processes killed mid-str
       // 1. One consumer; SIGKILL it mid-stream.
       const first = spawnConsumer('A1');
       await killMidStream(first, ACKS_BEFORE_KILL);
-      // 2. Restart it, with a second consumer beside it; SIGKILL the restarted one mid-stream too.
+      // 2. Restart it, a second consumer joining beside it; SIGKILL the restarted one mid-stream too.
       const second = spawnConsumer('A2');
+      // B joins once A2 has got past what A1 left in flight: each of those waits up to a second for A1's
+      // lease before it is requeued, and with B there from the start B could drain the queue while A2 waits,
+      // so that A2 never reached its kill point (seen: 6 acks in 20 s).
+      await second.waitFor(`${B_JOINS_AFTER_ACKS} acks`, () => second.acks() >= B_JOINS_AFTER_ACKS);
       const other = spawnConsumer('B');
       await killMidStream(second, ACKS_BEFORE_KILL);
       // 3. Restart it again, and let both drain the queue: what is left cycles through the parking queue.
@@ -551,30 +558,8 @@ describe('faults: broker redelivery (RabbitMQ, consumer processes killed mid-str
 
 /** An API reconciler reading the fake partner's listing; it lists an execution the moment it happens. */
 function listingReconciler(partner: string, baseUrl: string): ReconcilerConfig {
-  return {
-    partner,
-    schedule: '*/15 * * * *',
-    // The test's leases are 2 s and have ended: every unknown intent is stuck at once.
-    stuckAfter: 0,
-    settlementLag: 0,
-    deadline: '1d',
-    source: {
-      type: 'api',
-      baseUrl,
-      path: '/v1/settlements',
-      pagination: { type: 'cursor', limit: 100 },
-      fields: {
-        reference: 'reference',
-        partnerReference: 'id',
-        amount: 'amount',
-        currency: 'currency',
-        executedAt: 'executed_at',
-      },
-      timeoutMs: 2_000,
-      retries: 1,
-      retryBaseMs: 10,
-    },
-  };
+  // The test's leases are 2 s and have ended: every unknown intent is stuck at once.
+  return fakePartnerReconciler(partner, { baseUrl }, { stuckAfter: 0, settlementLag: 0, deadline: '1d' });
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   completedIntent,
   dbNow,
   discrepanciesOf,
+  fakePartnerReconciler,
   intentRow,
   minutes,
   noDiscrepancies,
@@ -20,34 +21,16 @@ import {
 const TOKEN = 'tok_reconcile_test';
 const env = { ACME_TOKEN: TOKEN };
 
+/** The fake partner's listing with this suite's token and two items per page (so paging is exercised). */
 function apiReconciler(
   partner: string,
   source: Partial<ReconcilerApiSource> & { baseUrl: string },
 ): ReconcilerConfig {
-  return {
-    partner,
-    schedule: '*/15 * * * *',
-    stuckAfter: '15m',
-    settlementLag: '1h',
-    deadline: '3d',
-    source: {
-      type: 'api',
-      path: '/v1/settlements',
-      auth: { env: 'ACME_TOKEN' },
-      pagination: { type: 'cursor', limit: 2 },
-      fields: {
-        reference: 'reference',
-        partnerReference: 'id',
-        amount: 'amount',
-        currency: 'currency',
-        executedAt: 'executed_at',
-      },
-      timeoutMs: 2_000,
-      retries: 1,
-      retryBaseMs: 10,
-      ...source,
-    },
-  };
+  return fakePartnerReconciler(partner, {
+    auth: { env: 'ACME_TOKEN' },
+    pagination: { type: 'cursor', limit: 2 },
+    ...source,
+  });
 }
 
 describe('reconcile: API sources against the loopback fake partner', () => {

@@ -10,6 +10,7 @@ import {
   csvReconciler,
   dbNow,
   discrepanciesOf,
+  fakePartnerReconciler,
   intentRow,
   minutes,
   partnerName,
@@ -233,28 +234,11 @@ describe('reconcile: rejected rows are evidence, never absence', () => {
         { reference: 'someone-else', amount: '1.00', currency: 'BRL', executedAt: minutes(now, -170) },
       ]);
       const report = await run(
-        {
+        fakePartnerReconciler(
           partner,
-          schedule: '*/15 * * * *',
-          stuckAfter: '15m',
-          settlementLag: '1h',
-          deadline: '3d',
-          maxRejectedRatio: 0.5,
-          source: {
-            type: 'api',
-            baseUrl: fake.url,
-            path: '/v1/settlements',
-            auth: { env: 'REJECTED_TOKEN' },
-            pagination: { type: 'cursor', limit: 10 },
-            fields: {
-              reference: 'reference',
-              partnerReference: 'id',
-              amount: 'amount',
-              currency: 'currency',
-              executedAt: 'executed_at',
-            },
-          },
-        },
+          { baseUrl: fake.url, auth: { env: 'REJECTED_TOKEN' } },
+          { maxRejectedRatio: 0.5 },
+        ),
         { env: { REJECTED_TOKEN: TOKEN } },
       );
       expect(report.rejected.map((r) => r.field)).to.deep.equal(['amount']);

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { Pool } from 'pg';
 import { PartnerNotExecuted, PartnerRejected } from '../../src/errors/index.js';
 import type { Ledger } from '../../src/ledger.js';
-import type { ReconcilerConfig } from '../../src/reconcile/reconcilerConfig.js';
+import type { ReconcilerApiSource, ReconcilerConfig } from '../../src/reconcile/reconcilerConfig.js';
 import type { CsvSourceConfig } from '../../src/reports/csvSourceConfig.js';
 import type { IntentSpec } from '../../src/types.js';
 import { type FreshDatabase, useFreshDatabase } from '../support/freshDatabase.js';
@@ -178,6 +178,47 @@ export function writeCsv(dir: string, name: string, rows: readonly CsvRow[]): st
   return path;
 }
 
+/** Schedule and timings of the suites' reconcilers; the reports place intents relative to them. */
+const RECONCILER_TIMINGS = {
+  schedule: '*/15 * * * *',
+  stuckAfter: '15m',
+  settlementLag: '1h',
+  deadline: '3d',
+} as const;
+
+/**
+ * An API reconciler reading the loopback fake partner's listing (src/partnerFake/fakePartnerServer.ts):
+ * `/v1/settlements` with its field names, cursor pagination, short timeouts and one quick retry. `source`
+ * replaces any of the source's settings (`auth` is not set unless given), `overrides` any of the rest.
+ */
+export function fakePartnerReconciler(
+  partner: string,
+  source: Partial<ReconcilerApiSource> & { baseUrl: string },
+  overrides: Partial<Omit<ReconcilerConfig, 'partner' | 'source'>> = {},
+): ReconcilerConfig {
+  return {
+    partner,
+    ...RECONCILER_TIMINGS,
+    ...overrides,
+    source: {
+      type: 'api',
+      path: '/v1/settlements',
+      pagination: { type: 'cursor', limit: 100 },
+      fields: {
+        reference: 'reference',
+        partnerReference: 'id',
+        amount: 'amount',
+        currency: 'currency',
+        executedAt: 'executed_at',
+      },
+      timeoutMs: 2_000,
+      retries: 1,
+      retryBaseMs: 10,
+      ...source,
+    },
+  };
+}
+
 export function csvReconciler(
   partner: string,
   path: string,
@@ -185,10 +226,7 @@ export function csvReconciler(
 ): ReconcilerConfig {
   return {
     partner,
-    schedule: '*/15 * * * *',
-    stuckAfter: '15m',
-    settlementLag: '1h',
-    deadline: '3d',
+    ...RECONCILER_TIMINGS,
     source: { type: 'csv', path, columns: CSV_COLUMNS },
     ...overrides,
   };
