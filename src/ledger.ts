@@ -12,7 +12,7 @@ import { LateCompletionError } from './errors/LateCompletionError.js';
 import { LedgerUnavailableError } from './errors/LedgerUnavailableError.js';
 import { fingerprint } from './fingerprint.js';
 import { type InboxResult, runInInbox } from './inbox.js';
-import { LeaseEndingError } from './leaseEndingError.js';
+import { LeaseTimers, whenAborted } from './leaseTimers.js';
 import type { Logger } from './logger.js';
 import { LedgerMetrics } from './metrics.js';
 import type { ResolvedLedgerOptions } from './options.js';
@@ -38,12 +38,6 @@ const MAX_CLAIM_ROUNDS = 5;
  * is worth a few seconds; past that, the lease and the reconciler take over.
  */
 const COMPLETION_RETRY_DELAYS_MS = [100, 250, 500, 1_000, 2_000];
-/** The longest delay setTimeout accepts (2^31 - 1 ms). */
-const MAX_TIMER_MS = 2_147_483_647;
-
-interface ActiveClaim {
-  timer: NodeJS.Timeout;
-}
 
 /**
  * The intent ledger. Create it with `createLedger()`; one per process is plenty (it holds a pool).
@@ -53,7 +47,7 @@ export class Ledger {
   /** Counters to register with Prometheus: `ledger.metrics.registerWith(registry)`. */
   readonly metrics = new LedgerMetrics();
   private readonly log: Logger;
-  private readonly activeClaims = new Map<string, ActiveClaim>();
+  private readonly leaseTimers = new LeaseTimers();
   private readonly lateAnswers = new Set<Promise<void>>();
   private closed = false;
 
@@ -128,7 +122,11 @@ export class Ledger {
         : await this.database('claiming', spec, () => reclaimIntent(this.pool, claimInput));
       if (outcome.claimed) {
         this.metrics.claims.inc(labels);
-        const signal = this.arm(outcome.id, outcome.attempt, sentAt);
+        const signal = this.leaseTimers.arm(
+          outcome.id,
+          outcome.attempt,
+          sentAt + this.options.leaseMs - this.options.abortMarginMs,
+        );
         this.log.info(
           { partner: spec.partner, key: spec.key, intentId: outcome.id, attempt: outcome.attempt },
           'intent claimed',
@@ -216,7 +214,7 @@ export class Ledger {
    * is thrown.
    */
   async complete(intentId: string, attempt: number, result: CallResult = {}): Promise<RunResult> {
-    this.disarm(intentId, attempt);
+    this.leaseTimers.disarm(intentId, attempt);
     // `?.`: a JavaScript callback resolving null has still reported a success; losing it to a TypeError would
     // leave an executed call unrecorded.
     const partnerReference = result?.partnerReference ?? null;
@@ -395,7 +393,7 @@ export class Ledger {
     outcome: FailedOutcome,
     reason: Json,
   ): Promise<boolean> {
-    this.disarm(intentId, attempt);
+    this.leaseTimers.disarm(intentId, attempt);
     const applied = await this.database(`recording ${outcome}`, { intentId }, () =>
       settleAttemptWithoutExecution(this.pool, { intentId, attempt, outcome, reason, by: 'caller' }),
     );
@@ -484,31 +482,6 @@ export class Ledger {
     void late.finally(() => this.lateAnswers.delete(late));
   }
 
-  /** Starts the timer that aborts the call before its lease ends. */
-  private arm(intentId: string, attempt: number, sentAt: number): AbortSignal {
-    const controller = new AbortController();
-    const fireAt = sentAt + this.options.leaseMs - this.options.abortMarginMs;
-    const timer = setTimeout(
-      () => {
-        this.activeClaims.delete(`${intentId}:${attempt}`);
-        controller.abort(new LeaseEndingError(intentId, attempt));
-      },
-      // Clamped to what setTimeout can count: beyond it Node fires after 1 ms, aborting every call at once.
-      // Past ~24.8 days the call is aborted early, which is still before the lease ends.
-      Math.min(MAX_TIMER_MS, Math.max(0, fireAt - Date.now())),
-    );
-    timer.unref();
-    this.activeClaims.set(`${intentId}:${attempt}`, { timer });
-    return controller.signal;
-  }
-
-  private disarm(intentId: string, attempt: number): void {
-    const claim = this.activeClaims.get(`${intentId}:${attempt}`);
-    if (!claim) return;
-    clearTimeout(claim.timer);
-    this.activeClaims.delete(`${intentId}:${attempt}`);
-  }
-
   private async withCompletionRetries<T>(
     intentId: string,
     attempt: number,
@@ -550,11 +523,6 @@ export class Ledger {
   private assertOpen(): void {
     if (this.closed) throw new Error('the ledger is closed');
   }
-}
-
-function whenAborted(signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 }
 
 function delay(ms: number): Promise<void> {
