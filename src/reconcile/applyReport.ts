@@ -60,11 +60,11 @@ export async function applyReport(
   });
   checkpoint();
   // Evidence from earlier runs is read before this run's records are stored (see collectStoredEvidence).
-  await findKnownRecords(db, partner);
+  const knownRows = await findKnownRecords(db, partner);
   await collectStoredEvidence(db);
   checkpoint();
-  await storePartnerRecords(db, { partner, runId, source: input.source });
-  await collectNewEvidence(db, { runId, source: input.source });
+  await storePartnerRecords(db, { partner, runId, source: input.source, knownRows });
+  await collectNewEvidence(db, { runId, source: input.source, knownRows });
   checkpoint();
   const resolved = await resolveStuckIntents(db, {
     partner,

@@ -1,6 +1,7 @@
 import type { Queryable } from '../sql/queryable.js';
 import type { Coverage } from './coverage.js';
 import type { ResolvedMatch } from './runSettings.js';
+import { notKnown } from './storePartnerRecords.js';
 import { stuckCondition } from './stuckCondition.js';
 
 export interface CandidateInput {
@@ -150,7 +151,7 @@ function notRejected(match: ResolvedMatch): string {
  * In two steps around storePartnerRecords, so that neither reads this run's records back from
  * `partner_records` (a million rows the planner knows nothing about yet, read right after writing them):
  * this function before, from what earlier runs stored (`partner_records`, and `rec_known` for this
- * report's rows among them), and {@link collectNewEvidence} after, from `rec_stored`.
+ * report's rows among them), and {@link collectNewEvidence} after, from the report's new rows.
  */
 export async function collectStoredEvidence(db: Queryable): Promise<void> {
   await db.query(
@@ -170,17 +171,22 @@ export async function collectStoredEvidence(db: Queryable): Promise<void> {
   );
 }
 
-/** The records this run stored for candidate intents, into `rec_evidence` (see {@link collectStoredEvidence}). */
+/**
+ * The records this run stored for candidate intents, into `rec_evidence` (see {@link collectStoredEvidence}):
+ * the report's matched rows that were not known before, under the ids storePartnerRecords gave them.
+ */
 export async function collectNewEvidence(
   db: Queryable,
-  input: { runId: string; source: string },
+  input: { runId: string; source: string; knownRows: number },
 ): Promise<void> {
   await db.query(
     `INSERT INTO rec_evidence
-     SELECT c.intent_id, s.record_id, s.identity, s.line, $1::bigint, $2::text, s.reference, s.partner_reference,
-            s.amount, s.currency, s.executed_at, ${differs('s')}
-       FROM rec_stored s
-       JOIN rec_intents c ON c.intent_id = s.intent_id`,
+     SELECT c.intent_id, r.record_id, r.identity, r.line, $1::bigint, $2::text, r.reference, r.partner_reference,
+            r.amount, r.currency, r.executed_at, ${differs('r')}
+       FROM rec_report r
+       JOIN rec_match m ON m.line = r.line
+       JOIN rec_intents c ON c.intent_id = m.intent_id
+      WHERE ${notKnown('r', input.knownRows)}`,
     [input.runId, input.source],
   );
   await db.query('CREATE INDEX ON rec_evidence (intent_id)');

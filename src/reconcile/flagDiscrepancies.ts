@@ -136,7 +136,7 @@ export async function flagMissing(db: Queryable, coverage: Coverage): Promise<vo
 /**
  * Rows of this report that match no intent, or match one we believe did not happen (rejected or
  * not_executed: the partner executed something we would retry or have refused). Each row's record is the
- * one this run stored (`rec_stored`) or the one an earlier run had (`rec_known`).
+ * one an earlier run had (`rec_known`) or else the one this run stored under the row's `record_id`.
  *
  * The orphan rows are found first, with their intent, into a table of their own that PostgreSQL then
  * knows the size of, and only they are joined to their records. For the benchmark's 25k orphans among 1M
@@ -184,9 +184,8 @@ export async function flagOrphans(db: Queryable, input: { partner: string; sourc
             'orphan_partner_record:' || $1 || ':' || r.identity,
             ARRAY[pr.id]
        FROM rec_orphans r
-       JOIN (SELECT s.line, s.record_id AS id, $2::text AS source FROM rec_stored s
-             UNION ALL
-             SELECT k.report_line, k.record_id, k.source FROM rec_known k) pr ON pr.line = r.line`,
+       LEFT JOIN rec_known k ON k.report_line = r.line
+      CROSS JOIN LATERAL (SELECT COALESCE(k.record_id, r.record_id) AS id, COALESCE(k.source, $2::text) AS source) pr`,
     [input.partner, input.source],
   );
 }
