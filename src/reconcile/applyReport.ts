@@ -1,9 +1,7 @@
-import { lockPartnerReconciliation } from '../sql/lockPartnerReconciliation.js';
 import type { Queryable } from '../sql/queryable.js';
 import { collectCandidates, collectNewEvidence, collectStoredEvidence } from './collectCandidates.js';
 import type { Coverage } from './coverage.js';
 import { flagDiscrepancies } from './flagDiscrepancies.js';
-import { matchRows } from './matchRows.js';
 import { raiseFlags } from './raiseFlags.js';
 import { type Resolution, resolveStuckIntents } from './resolveStuckIntents.js';
 import type { ReconcilerDiscrepancyKind } from './runReport.js';
@@ -17,15 +15,18 @@ export interface ApplyOutcome {
 }
 
 /**
- * Everything a run decides, once `rec_report` holds the report: match, collect the candidate intents and
- * what is known of their executions, remember the rows, settle stuck intents, raise discrepancies. All of
- * it runs on the caller's connection inside the caller's transaction, which commits it all or nothing.
- * `checkpoint` is called between steps (it throws to stop).
+ * Everything a run decides, once prepareReport has built `rec_report` and `rec_match` (under the partner's
+ * reconciliation lock, still held): collect the candidate intents and what is known of their executions,
+ * remember the rows, settle stuck intents, raise discrepancies. All of it runs on the caller's connection
+ * inside the caller's transaction, which commits it all or nothing. `checkpoint` is called between steps
+ * (it throws to stop).
  */
 export async function applyReport(
   db: Queryable,
   input: {
     settings: RunSettings;
+    /** Rows prepareReport matched to an intent. */
+    matched: number;
     runId: string;
     source: string;
     coverage: Coverage | null;
@@ -39,11 +40,6 @@ export async function applyReport(
   const { settings, runId, checkpoint } = input;
   const partner = settings.partner;
   const actor = `reconciler:run-${runId}`;
-  // From here on the run reads and writes intents: one run of a partner at a time.
-  await lockPartnerReconciliation(db, partner);
-  checkpoint();
-  const matched = await matchRows(db, partner, settings.match);
-  checkpoint();
   const common = {
     partner,
     stuckAfterMs: settings.stuckAfterMs,
@@ -75,5 +71,5 @@ export async function applyReport(
   checkpoint();
   await flagDiscrepancies(db, { ...common, source: input.source });
   const discrepancies = await raiseFlags(db, { partner, runId, actor });
-  return { matched, resolved, discrepancies };
+  return { matched: input.matched, resolved, discrepancies };
 }

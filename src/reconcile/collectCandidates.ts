@@ -184,8 +184,7 @@ export async function collectNewEvidence(
      SELECT c.intent_id, r.record_id, r.identity, r.line, $1::bigint, $2::text, r.reference, r.partner_reference,
             r.amount, r.currency, r.executed_at, ${differs('r')}
        FROM rec_report r
-       JOIN rec_match m ON m.line = r.line
-       JOIN rec_intents c ON c.intent_id = m.intent_id
+       JOIN rec_intents c ON c.intent_id = r.intent_id
       WHERE ${notKnown('r', input.knownRows)}`,
     [input.runId, input.source],
   );

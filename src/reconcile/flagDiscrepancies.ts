@@ -147,17 +147,16 @@ export async function flagMissing(db: Queryable, coverage: Coverage): Promise<vo
 export async function flagOrphans(db: Queryable, input: { partner: string; source: string }): Promise<void> {
   await db.query(
     `CREATE TEMP TABLE rec_orphans ON COMMIT DROP AS
-     SELECT r.*, NULL::bigint AS intent_id, NULL::integer AS intent_attempt, NULL::text AS intent_status,
-            NULL::text AS intent_reference, NULL::numeric AS intent_amount, NULL::text AS intent_currency
+     SELECT r.*, NULL::integer AS intent_attempt, NULL::text AS intent_status, NULL::text AS intent_reference,
+            NULL::numeric AS intent_amount, NULL::text AS intent_currency
        FROM rec_report r
-      WHERE NOT EXISTS (SELECT 1 FROM rec_match m WHERE m.line = r.line)
+      WHERE r.intent_id IS NULL
      UNION ALL
-     SELECT r.*, i.id, i.attempt, i.status, i.reference, i.amount, i.currency
-       FROM rec_match m
-       JOIN intents i ON i.id = m.intent_id
-       JOIN rec_report r ON r.line = m.line
+     SELECT r.*, i.attempt, i.status, i.reference, i.amount, i.currency
+       FROM rec_report r
+       JOIN intents i ON i.id = r.intent_id
       WHERE i.status IN ('rejected', 'not_executed')
-        AND NOT EXISTS (SELECT 1 FROM rec_intents c WHERE c.intent_id = m.intent_id AND c.role = 'settled')`,
+        AND NOT EXISTS (SELECT 1 FROM rec_intents c WHERE c.intent_id = r.intent_id AND c.role = 'settled')`,
   );
   await db.query('ANALYZE rec_orphans');
   await db.query(

@@ -8,7 +8,8 @@ const IDENTITY_BASE = `COALESCE(s.partner_reference,
 /**
  * Turns the staged rows into `rec_report`, the table every later step reads: each row gets its identity,
  * the key under which `partner_records` remembers it across runs, so a re-run of the same report finds
- * its rows already there.
+ * its rows already there, and, when `matched` (rec_match was built from the staged rows), the intent it
+ * matched (`intent_id`; null until amount matching writes it otherwise).
  *
  * Identity: the partner reference when the row has one, else `ref:<reference>|<amount>|<executed_at>`
  * (amount without trailing zeros, time in ISO 8601 UTC), plus `#<n>`, the occurrence of that base in line
@@ -25,7 +26,8 @@ const IDENTITY_BASE = `COALESCE(s.partner_reference,
  * without a sort (0.7-1.0 s), and only the rows of bases that occur more than once are numbered and
  * rewritten (a hash aggregate over the report, then a few rows: 0.7-1.0 s). The identities are the same.
  *
- * Each row also draws its `partner_records` id here (`record_id`), in line order, whether or not it turns out
+ * Each row also draws its `partner_records` id here (`record_id`), in the order rows come out of the staging
+ * table (line order, unless the planner turns the join around), whether or not it turns out
  * to be new: storePartnerRecords then inserts with these ids instead of materialising what `RETURNING` gives
  * back, and later steps find a new row's record by its line. A known row's id is simply never used (the
  * sequence has gaps anyway); drawing it costs 0.2 s per 1M rows, the `RETURNING` table cost 0.7 s and the
@@ -36,10 +38,7 @@ const IDENTITY_BASE = `COALESCE(s.partner_reference,
  * s per 1M rows), the (currency, executed_at) one for amount matching. The table is ANALYZEd, since
  * autovacuum never analyzes temp tables and the planner would otherwise guess its size.
  */
-export async function identifyRows(
-  db: Queryable,
-  match: 'reference' | 'partnerReference' | 'amount',
-): Promise<void> {
+export async function identifyRows(db: Queryable, matched: boolean): Promise<void> {
   // Looked up once: as an argument of nextval it would be resolved again for every row (3 s per 1M rows).
   const sequence = await db.query<{ name: string }>(
     `SELECT pg_get_serial_sequence('partner_records', 'id') AS name`,
@@ -48,11 +47,13 @@ export async function identifyRows(
     `CREATE TEMP TABLE rec_report ON COMMIT DROP AS
      SELECT s.line, s.reference, s.partner_reference, s.amount, s.currency, s.executed_at,
             ${IDENTITY_BASE} || '#1' AS identity,
-            nextval($1::regclass) AS record_id
+            nextval($1::regclass) AS record_id,
+            ${matched ? 'm.intent_id' : 'NULL::bigint AS intent_id'}
        FROM (SELECT line, reference, partner_reference, amount, currency,
                     (timestamp 'epoch' + (executed_at_ms / 86400000) * interval '1 day'
                        + (executed_at_ms % 86400000) * interval '1 millisecond') AT TIME ZONE 'UTC' AS executed_at
-               FROM rec_staged) s`,
+               FROM rec_staged) s
+       ${matched ? 'LEFT JOIN rec_match m ON m.line = s.line' : ''}`,
     [sequence.rows[0].name],
   );
   await db.query('DROP TABLE rec_staged');
@@ -64,6 +65,7 @@ export async function identifyRows(
               WHERE identity IN (SELECT identity FROM rec_report GROUP BY identity HAVING count(*) > 1)) d
       WHERE r.line = d.line AND d.occurrence > 1`,
   );
-  if (match === 'amount') await db.query('CREATE INDEX ON rec_report (currency, executed_at)');
+  // For amount matching, which comes next (see prepareReport).
+  if (!matched) await db.query('CREATE INDEX ON rec_report (currency, executed_at)');
   await db.query('ANALYZE rec_report');
 }

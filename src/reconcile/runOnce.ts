@@ -11,8 +11,8 @@ import { startReconciliationRun } from '../sql/startReconciliationRun.js';
 import { applyReport } from './applyReport.js';
 import { fileChecksum, RowChecksum } from './checksum.js';
 import { type Coverage, configuredCoverage, defaultApiWindow } from './coverage.js';
-import { identifyRows } from './identifyRows.js';
 import { lookupStuckIntents } from './lookupStuckIntents.js';
+import { prepareReport } from './prepareReport.js';
 import { RunAborted, TooManyRejectedRows } from './runFailure.js';
 import { RUN_WORK_MEM, useRunTempBuffers } from './runMemory.js';
 import { type RunProgressListener, reportProgress } from './runProgress.js';
@@ -163,7 +163,7 @@ export async function runOnce(context: RunContext, target: RunTarget, slot: Date
     reportProgress(context.onProgress, { phase: 'deciding', runId, source, rowsRead: staged.rowsRead });
     checkpoint();
 
-    await identifyRows(client, settings.match.by);
+    const matched = await prepareReport(client, settings.partner, settings.match);
     report.coverage = await coverageOf(client, { settings, window, lookup, extent: staged.extent });
     checkpoint();
 
@@ -176,6 +176,7 @@ export async function runOnce(context: RunContext, target: RunTarget, slot: Date
     }
     const outcome = await applyReport(client, {
       settings,
+      matched,
       runId,
       source,
       coverage: report.coverage,

@@ -59,9 +59,8 @@ export async function storePartnerRecords(
                                   currency, executed_at, intent_id)
      OVERRIDING SYSTEM VALUE
      SELECT r.record_id, $1, r.identity, $2, $3, r.line, r.reference, r.partner_reference, r.amount, r.currency,
-            r.executed_at, m.intent_id
+            r.executed_at, r.intent_id
        FROM rec_report r
-       LEFT JOIN rec_match m ON m.line = r.line
       WHERE ${notKnown('r', input.knownRows)}`,
     [input.partner, input.runId, input.source],
   );

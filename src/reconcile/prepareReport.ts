@@ -1,0 +1,29 @@
+import { lockPartnerReconciliation } from '../sql/lockPartnerReconciliation.js';
+import type { Queryable } from '../sql/queryable.js';
+import { identifyRows } from './identifyRows.js';
+import { matchReportByAmount, matchStagedRows } from './matchRows.js';
+import type { ResolvedMatch } from './runSettings.js';
+
+/**
+ * Turns the staged report (`rec_staged`) into what every decision reads: `rec_report` (each row with its
+ * identity, its record id and the intent it matched) and `rec_match` (line, intent). Returns the number of
+ * rows matched.
+ *
+ * Takes the partner's reconciliation lock first: from matching on, the run reads intents and must see what
+ * the previous run of this partner committed (an intent it purged, a match it stored).
+ *
+ * Reference matching comes first, from the staged rows, so identifyRows writes each row's intent in the
+ * same pass: storing the rows, collecting their evidence and finding orphans then read one table instead of
+ * joining the report with its matches three times (about 2 s per 1M rows). Amount matching needs the
+ * identified rows, so it comes after and writes its matches in.
+ */
+export async function prepareReport(db: Queryable, partner: string, match: ResolvedMatch): Promise<number> {
+  await lockPartnerReconciliation(db, partner);
+  if (match.by === 'amount') {
+    await identifyRows(db, false);
+    return matchReportByAmount(db, partner, match);
+  }
+  const matched = await matchStagedRows(db, partner, match.by);
+  await identifyRows(db, true);
+  return matched;
+}
