@@ -60,7 +60,7 @@ export async function applyReport(
   await collectStoredEvidence(db);
   checkpoint();
   await storePartnerRecords(db, { partner, runId, source: input.source, knownRows });
-  await collectNewEvidence(db, { runId, source: input.source, knownRows });
+  await collectNewEvidence(db, { runId, knownRows });
   checkpoint();
   const resolved = await resolveStuckIntents(db, {
     partner,

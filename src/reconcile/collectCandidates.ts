@@ -143,6 +143,9 @@ function notRejected(match: ResolvedMatch): string {
  * records also catches a second execution that shows up in a later report. The parts are disjoint, so no
  * de-duplication pass is needed.
  *
+ * Not the record's source: it is its run's (reconciliation_runs.source), read for the few rows a
+ * discrepancy shows; a file path on each of a million rows made the table 60 MB larger.
+ *
  * Each row also says whether its amount or its currency differs from the intent's (`amount_differs`,
  * `currency_differs`, false when either side is missing), so that flagMismatches finds the few such rows by
  * a column PostgreSQL has statistics on, instead of joining every row to its intent again (1.7 s per kind
@@ -156,13 +159,13 @@ function notRejected(match: ResolvedMatch): string {
 export async function collectStoredEvidence(db: Queryable): Promise<void> {
   await db.query(
     `CREATE TEMP TABLE rec_evidence ON COMMIT DROP AS
-     SELECT c.intent_id, pr.id AS record_id, pr.identity, pr.line, pr.run_id, pr.source, pr.reference,
+     SELECT c.intent_id, pr.id AS record_id, pr.identity, pr.line, pr.run_id, pr.reference,
             pr.partner_reference, pr.amount, pr.currency, pr.executed_at,
             ${differs('pr')}
        FROM rec_intents c
        JOIN partner_records pr ON pr.intent_id = c.intent_id
      UNION ALL
-     SELECT c.intent_id, k.record_id, k.identity, k.line, k.run_id, k.source, k.reference,
+     SELECT c.intent_id, k.record_id, k.identity, k.line, k.run_id, k.reference,
             k.partner_reference, k.amount, k.currency, k.executed_at, ${differs('k')}
        FROM rec_match m
        JOIN rec_intents c ON c.intent_id = m.intent_id
@@ -177,16 +180,16 @@ export async function collectStoredEvidence(db: Queryable): Promise<void> {
  */
 export async function collectNewEvidence(
   db: Queryable,
-  input: { runId: string; source: string; knownRows: number },
+  input: { runId: string; knownRows: number },
 ): Promise<void> {
   await db.query(
     `INSERT INTO rec_evidence
-     SELECT c.intent_id, r.record_id, r.identity, r.line, $1::bigint, $2::text, r.reference, r.partner_reference,
+     SELECT c.intent_id, r.record_id, r.identity, r.line, $1::bigint, r.reference, r.partner_reference,
             r.amount, r.currency, r.executed_at, ${differs('r')}
        FROM rec_report r
        JOIN rec_intents c ON c.intent_id = r.intent_id
       WHERE ${notKnown('r', input.knownRows)}`,
-    [input.runId, input.source],
+    [input.runId],
   );
   await db.query('CREATE INDEX ON rec_evidence (intent_id)');
   await db.query('ANALYZE rec_evidence');

@@ -5,7 +5,8 @@ import { stuckCondition } from './stuckCondition.js';
 
 /** SQL: one evidence row `e` as it appears in a discrepancy's details. */
 const EVIDENCE_JSON = `jsonb_build_object(
-  'recordId', e.record_id::text, 'line', e.line, 'source', e.source, 'runId', e.run_id::text,
+  'recordId', e.record_id::text, 'line', e.line,
+  'source', (SELECT run.source FROM reconciliation_runs run WHERE run.id = e.run_id), 'runId', e.run_id::text,
   'identity', e.identity, 'reference', e.reference, 'partnerReference', e.partner_reference,
   'amount', e.amount::text, 'currency', e.currency, 'executedAt', ${isoUtc('e.executed_at')})`;
 

@@ -176,6 +176,7 @@ describe('reconcile: CSV report outcomes', () => {
       [5, 'NSU-TWICE-1'],
       [4, 'NSU-TWICE-2'],
     ]);
+    expect(found.details.rows.map((r: { source: string }) => r.source)).to.deep.equal([file, file]);
   });
 
   it('amount and currency differ: completed, plus amount_mismatch / currency_mismatch with the amount at risk', async () => {

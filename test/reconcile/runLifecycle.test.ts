@@ -420,6 +420,17 @@ describe('reconcile: runs, dry runs, failures and races', () => {
       amount_at_risk: '10.00',
     });
     expect(dup.partner_record_ids).to.have.length(2);
+    // Each execution names the file and run it came from.
+    expect(
+      dup.details.rows.map((row: { partnerReference: string; source: string; runId: string }) => [
+        row.partnerReference,
+        row.source,
+        row.runId,
+      ]),
+    ).to.deep.equal([
+      ['NSU-1', first, one.runId],
+      ['NSU-2', second, two.runId],
+    ]);
   });
 });
 
