@@ -1,10 +1,12 @@
 import { IntentLedger1000000000001 } from './0001-intent-ledger.js';
 import { Reconciliation1000000000002 } from './0002-reconciliation.js';
 import { PartnerRecordsBulk1000000000003 } from './0003-partner-records-bulk.js';
+import { PartnerRecordsSource1000000000004 } from './0004-partner-records-source.js';
 
 /** Every migration, in order. A new migration is a new numbered file plus one line here. */
 export const migrations = [
   IntentLedger1000000000001,
   Reconciliation1000000000002,
   PartnerRecordsBulk1000000000003,
+  PartnerRecordsSource1000000000004,
 ];

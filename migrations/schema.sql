@@ -88,7 +88,6 @@ CREATE TABLE partner_records (
   partner text NOT NULL,
   identity text NOT NULL,
   run_id bigint NOT NULL,
-  source text NOT NULL,
   line integer NOT NULL,
   reference text,
   partner_reference text,

@@ -70,7 +70,7 @@ export async function getHistory(db: Queryable, discrepancyId: string): Promise<
   }));
 }
 
-/** Partner rows by id, in id order. */
+/** Partner rows by id, in id order, each with its run's source (see migration 0004). */
 export async function getPartnerRecords(db: Queryable, ids: readonly string[]): Promise<PartnerRecordView[]> {
   if (ids.length === 0) return [];
   const result = await db.query<{
@@ -84,8 +84,12 @@ export async function getPartnerRecords(db: Queryable, ids: readonly string[]): 
     executed_at: Date | null;
     run_id: string;
   }>(
-    `SELECT id, source, line, reference, partner_reference, amount::text AS amount, currency, executed_at, run_id
-       FROM partner_records WHERE id = ANY($1::bigint[]) ORDER BY id`,
+    `SELECT pr.id, run.source, pr.line, pr.reference, pr.partner_reference, pr.amount::text AS amount, pr.currency,
+            pr.executed_at, pr.run_id
+       FROM partner_records pr
+       JOIN reconciliation_runs run ON run.id = pr.run_id
+      WHERE pr.id = ANY($1::bigint[])
+      ORDER BY pr.id`,
     [ids],
   );
   return result.rows.map((r) => ({

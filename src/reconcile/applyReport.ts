@@ -59,7 +59,7 @@ export async function applyReport(
   const knownRows = await findKnownRecords(db, partner);
   await collectStoredEvidence(db);
   checkpoint();
-  await storePartnerRecords(db, { partner, runId, source: input.source, knownRows });
+  await storePartnerRecords(db, { partner, runId, knownRows });
   await collectNewEvidence(db, { runId, knownRows });
   checkpoint();
   const resolved = await resolveStuckIntents(db, {

@@ -185,7 +185,9 @@ export async function flagOrphans(db: Queryable, input: { partner: string; sourc
             ARRAY[pr.id]
        FROM rec_orphans r
        LEFT JOIN rec_known k ON k.report_line = r.line
-      CROSS JOIN LATERAL (SELECT COALESCE(k.record_id, r.record_id) AS id, COALESCE(k.source, $2::text) AS source) pr`,
+      CROSS JOIN LATERAL (SELECT COALESCE(k.record_id, r.record_id) AS id,
+                                 COALESCE((SELECT run.source FROM reconciliation_runs run WHERE run.id = k.run_id),
+                                          $2::text) AS source) pr`,
     [input.partner, input.source],
   );
 }

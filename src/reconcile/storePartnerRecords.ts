@@ -9,7 +9,7 @@ import type { Queryable } from '../sql/queryable.js';
 export async function findKnownRecords(db: Queryable, partner: string): Promise<number> {
   const known = await db.query(
     `CREATE TEMP TABLE rec_known ON COMMIT DROP AS
-     SELECT r.line AS report_line, pr.id AS record_id, pr.identity, pr.line, pr.run_id, pr.source, pr.reference,
+     SELECT r.line AS report_line, pr.id AS record_id, pr.identity, pr.line, pr.run_id, pr.reference,
             pr.partner_reference, pr.amount, pr.currency, pr.executed_at, pr.intent_id
        FROM rec_report r
        JOIN partner_records pr ON pr.partner = $1 AND pr.identity = r.identity`,
@@ -50,19 +50,19 @@ export function notKnown(alias: string, knownRows: number): string {
  */
 export async function storePartnerRecords(
   db: Queryable,
-  input: { partner: string; runId: string; source: string; knownRows: number },
+  input: { partner: string; runId: string; knownRows: number },
 ): Promise<number> {
   const run = await db.query('SELECT 1 FROM reconciliation_runs WHERE id = $1 FOR KEY SHARE', [input.runId]);
   if (run.rowCount !== 1) throw new Error(`reconciliation run ${input.runId} does not exist`);
   const stored = await db.query(
-    `INSERT INTO partner_records (id, partner, identity, run_id, source, line, reference, partner_reference, amount,
-                                  currency, executed_at, intent_id)
+    `INSERT INTO partner_records (id, partner, identity, run_id, line, reference, partner_reference, amount, currency,
+                                  executed_at, intent_id)
      OVERRIDING SYSTEM VALUE
-     SELECT r.record_id, $1, r.identity, $2, $3, r.line, r.reference, r.partner_reference, r.amount, r.currency,
+     SELECT r.record_id, $1, r.identity, $2, r.line, r.reference, r.partner_reference, r.amount, r.currency,
             r.executed_at, r.intent_id
        FROM rec_report r
       WHERE ${notKnown('r', input.knownRows)}`,
-    [input.partner, input.runId, input.source],
+    [input.partner, input.runId],
   );
   return stored.rowCount ?? 0;
 }

@@ -57,9 +57,9 @@ export async function insertPartnerRecord(
   },
 ): Promise<string> {
   const result = await sql.query<{ id: string }>(
-    `INSERT INTO partner_records (partner, identity, run_id, source, line, reference, partner_reference, amount,
-                                  currency, executed_at)
-     VALUES ('acme-pay', $1, $2, 'settlement-2024-05-01.csv', $3, $4, $5, $6, 'BRL', '2024-05-01T10:00:00Z')
+    `INSERT INTO partner_records (partner, identity, run_id, line, reference, partner_reference, amount, currency,
+                                  executed_at)
+     VALUES ('acme-pay', $1, $2, $3, $4, $5, $6, 'BRL', '2024-05-01T10:00:00Z')
      RETURNING id`,
     [
       `identity-${row.runId}-${row.line}`,

@@ -330,10 +330,9 @@ async function insertPartnerRow(
   intentId: string | null,
 ): Promise<string> {
   const result = await sql.query<{ id: string }>(
-    `INSERT INTO partner_records (partner, identity, run_id, source, line, reference, partner_reference,
-                                  amount, currency, executed_at, intent_id)
-     SELECT $1, $2, $3, r.source, $4, $5, $6, $7::numeric, $8, now() - interval '20 hours', $9
-       FROM reconciliation_runs r WHERE r.id = $3
+    `INSERT INTO partner_records (partner, identity, run_id, line, reference, partner_reference, amount, currency,
+                                  executed_at, intent_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::numeric, $8, now() - interval '20 hours', $9)
      RETURNING id`,
     [
       partner,
