@@ -8,8 +8,8 @@ const IDENTITY_BASE = `COALESCE(s.partner_reference,
 /**
  * Turns the staged rows into `rec_report`, the table every later step reads: each row gets its identity,
  * the key under which `partner_records` remembers it across runs, so a re-run of the same report finds
- * its rows already there, and, when `matched` (rec_match was built from the staged rows), the intent it
- * matched (`intent_id`; null until amount matching writes it otherwise).
+ * its rows already there, and, with `joinMatches` (rec_match was built from the staged rows), the intent it
+ * matched (`intent_id`; otherwise null until amount matching writes it).
  *
  * Identity: the partner reference when the row has one, else `ref:<reference>|<amount>|<executed_at>`
  * (amount without trailing zeros, time in ISO 8601 UTC), plus `#<n>`, the occurrence of that base in line
@@ -38,7 +38,8 @@ const IDENTITY_BASE = `COALESCE(s.partner_reference,
  * s per 1M rows), the (currency, executed_at) one for amount matching. The table is ANALYZEd, since
  * autovacuum never analyzes temp tables and the planner would otherwise guess its size.
  */
-export async function identifyRows(db: Queryable, matched: boolean): Promise<void> {
+export async function identifyRows(db: Queryable, options: { joinMatches: boolean }): Promise<void> {
+  const matched = options.joinMatches;
   // Looked up once: as an argument of nextval it would be resolved again for every row (3 s per 1M rows).
   const sequence = await db.query<{ name: string }>(
     `SELECT pg_get_serial_sequence('partner_records', 'id') AS name`,

@@ -20,10 +20,10 @@ import type { ResolvedMatch } from './runSettings.js';
 export async function prepareReport(db: Queryable, partner: string, match: ResolvedMatch): Promise<number> {
   await lockPartnerReconciliation(db, partner);
   if (match.by === 'amount') {
-    await identifyRows(db, false);
+    await identifyRows(db, { joinMatches: false });
     return matchReportByAmount(db, partner, match);
   }
   const matched = await matchStagedRows(db, partner, match.by);
-  await identifyRows(db, true);
+  await identifyRows(db, { joinMatches: true });
   return matched;
 }
