@@ -1,6 +1,7 @@
 /**
- * What storing every partner row costs PostgreSQL, and which part of it: the same bulk `INSERT ... SELECT`
- * the engine runs (storePartnerRecords), into three copies of `partner_records`:
+ * What storing every partner row costs PostgreSQL, and which part of it: a bulk `INSERT ... SELECT` of new
+ * rows like storePartnerRecords' (which also brings its own ids and leaves out rows already known), into
+ * three copies of `partner_records`:
  * with the foreign keys to reconciliation_runs and intents that migration 0003 replaced by per-report checks,
  * as it is now (its three indexes, no foreign keys), and with only the primary key and unique identity. A foreign key is checked by a row-level trigger
  * that runs one query per inserted row; indexes are maintained per row too. Run on the benchmark's own

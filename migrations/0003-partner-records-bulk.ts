@@ -13,7 +13,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  *   | no foreign key on run_id either                                                 | 16-19 s |   473 MB WAL |
  *   | no partner_records_reference index either (this migration)                      |  9-10 s |   366 MB WAL |
  *
- * (9-10 s alone; 12-18 s inside a run, which also sorts the rows by line and keeps what it inserted.)
+ * (9-10 s alone; 12-18 s inside a run, which then also sorted the rows by line and kept what it inserted.)
  *
  * - The foreign keys are checked by a trigger per inserted row, each running a query. The one on `intent_id`
  *   also locks the referenced intent (FOR KEY SHARE), which writes a WAL record per row and dirties every

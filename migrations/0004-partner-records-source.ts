@@ -6,8 +6,10 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * Every record was stored by one run, with that run's source (the file path, or the partner API's address),
  * which `reconciliation_runs.source` already holds; repeated on each row it was a third of the table (1M
  * rows of the benchmark's report: 190 MB with it, 135 MB without, where the path is 60 bytes) and of the
- * bytes every run writes. Readers join the run (`run_id`, which a run row cannot lose while it has records:
- * see 0003). down() puts the column back, filled from the runs.
+ * bytes every run writes. Dropping a column rewrites nothing: rows stored before keep their bytes until the
+ * table is rewritten (VACUUM FULL) or they are purged; rows stored after are smaller. Readers join the run
+ * (`run_id`, which a run row cannot lose while it has records: see 0003). down() puts the column back,
+ * filled from the runs.
  */
 export class PartnerRecordsSource1000000000004 implements MigrationInterface {
   name = 'PartnerRecordsSource1000000000004';

@@ -26,10 +26,11 @@ const IDENTITY_BASE = `COALESCE(s.partner_reference,
  * without a sort (0.7-1.0 s), and only the rows of bases that occur more than once are numbered and
  * rewritten (a hash aggregate over the report, then a few rows: 0.7-1.0 s). The identities are the same.
  *
- * Each row also draws its `partner_records` id here (`record_id`), in the order rows come out of the staging
- * table (line order, unless the planner turns the join around), whether or not it turns out
- * to be new: storePartnerRecords then inserts with these ids instead of materialising what `RETURNING` gives
- * back, and later steps find a new row's record by its line. A known row's id is simply never used (the
+ * Each row also draws its `partner_records` id here (`record_id`), whether or not it turns out to be new:
+ * storePartnerRecords then inserts with these ids instead of materialising what `RETURNING` gives back, and
+ * later steps find a new row's record by its line. Drawn in the scan of the staging table, which holds the
+ * rows in line order (COPY appends them so), before the join with the matches, whichever way the planner
+ * runs it: ids follow lines, as the review page's "in id order" expects. A known row's id is simply never used (the
  * sequence has gaps anyway); drawing it costs 0.2 s per 1M rows, the `RETURNING` table cost 0.7 s and the
  * sort that gave ids in line order 0.3 s.
  *
@@ -48,11 +49,12 @@ export async function identifyRows(db: Queryable, options: { joinMatches: boolea
     `CREATE TEMP TABLE rec_report ON COMMIT DROP AS
      SELECT s.line, s.reference, s.partner_reference, s.amount, s.currency, s.executed_at,
             ${IDENTITY_BASE} || '#1' AS identity,
-            nextval($1::regclass) AS record_id,
+            s.record_id,
             ${matched ? 'm.intent_id' : 'NULL::bigint AS intent_id'}
        FROM (SELECT line, reference, partner_reference, amount, currency,
                     (timestamp 'epoch' + (executed_at_ms / 86400000) * interval '1 day'
-                       + (executed_at_ms % 86400000) * interval '1 millisecond') AT TIME ZONE 'UTC' AS executed_at
+                       + (executed_at_ms % 86400000) * interval '1 millisecond') AT TIME ZONE 'UTC' AS executed_at,
+                    nextval($1::regclass) AS record_id
                FROM rec_staged) s
        ${matched ? 'LEFT JOIN rec_match m ON m.line = s.line' : ''}`,
     [sequence.rows[0].name],

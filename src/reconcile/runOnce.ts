@@ -14,7 +14,6 @@ import { type Coverage, configuredCoverage, defaultApiWindow } from './coverage.
 import { lookupStuckIntents } from './lookupStuckIntents.js';
 import { prepareReport } from './prepareReport.js';
 import { RunAborted, TooManyRejectedRows } from './runFailure.js';
-import { RUN_WORK_MEM, useRunTempBuffers } from './runMemory.js';
 import { type RunProgressListener, reportProgress } from './runProgress.js';
 import { emptyReport, MAX_RECORDED_REJECTIONS, type RunReport, zeroDiscrepancies } from './runReport.js';
 import type { RunSettings } from './runSettings.js';
@@ -25,6 +24,9 @@ import {
   type StageResult,
   stageReport,
 } from './stageReport.js';
+
+/** work_mem of a run's transaction: a 1M-row report sorts and hashes in memory at this size. */
+const RUN_WORK_MEM = '64MB';
 
 /** What every run of one `reconcile()` call shares. */
 export interface RunContext {
@@ -96,7 +98,6 @@ export async function runOnce(context: RunContext, target: RunTarget, slot: Date
     checkpoint();
     if (target.type === 'csv') report.checksum = await fileChecksum(target.file);
     client = await pool.connect();
-    await useRunTempBuffers(client, log);
     await client.query('BEGIN');
     // Sorts and hashes over a whole report stay in memory instead of spilling; for this transaction only.
     await client.query(`SET LOCAL work_mem = '${RUN_WORK_MEM}'`);

@@ -38,9 +38,11 @@ describe('discrepancy detail', () => {
     }));
     expect(completed.attempt).to.equal(2);
 
+    // The first execution came in an earlier report: each row shows the file of its own run.
+    const earlierRunId = await insertRun(sql, 'acme-pay', 'settlement-2024-04-30.csv');
     const runId = await insertRun(sql);
     const first = await insertPartnerRecord(sql, {
-      runId,
+      runId: earlierRunId,
       line: 7,
       reference: s.reference!,
       partnerReference: 'NSU-2',
@@ -101,14 +103,14 @@ describe('discrepancy detail', () => {
     expect(detail.partnerRecords).to.deep.equal([
       {
         id: first,
-        source: 'settlement-2024-05-01.csv',
+        source: 'settlement-2024-04-30.csv',
         line: 7,
         reference: s.reference,
         partnerReference: 'NSU-2',
         amount: '12.00',
         currency: 'BRL',
         executedAt: new Date('2024-05-01T10:00:00Z'),
-        runId,
+        runId: earlierRunId,
       },
       {
         id: second,

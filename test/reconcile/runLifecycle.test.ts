@@ -10,6 +10,7 @@ import {
   csvReconciler,
   dbNow,
   discrepanciesOf,
+  inProgressIntent,
   intentRow,
   minutes,
   noDiscrepancies,
@@ -397,6 +398,52 @@ describe('reconcile: runs, dry runs, failures and races', () => {
       status: 'completed',
       partner_reference: 'NSU-EARLY',
     });
+  });
+
+  it('a row remembered while its intent ran, listed again once we recorded a rejection: an orphan pointing at the first record', async () => {
+    const partner = partnerName('known-orphan');
+    const intentId = await inProgressIntent(fx.ledger, spec(partner, `${partner}-x`));
+    const row = { reference: `${partner}-x`, nsu: 'NSU-X', amount: '10.00', executedAt: minutes(base, 61) };
+    const first = writeCsv(fx.dir, `${partner}-1.csv`, [row]);
+    const [one] = await reconcile({ pool: fx.sql, reconciler: csvReconciler(partner, first) });
+    // Its lease is running: remembered, untouched, nothing to flag.
+    expect(one).to.deep.include({ matched: 1, discrepancies: noDiscrepancies() });
+    expect(await fx.ledger.reject(intentId, 1, 'card declined')).to.equal(true);
+
+    const second = writeCsv(fx.dir, `${partner}-2.csv`, [
+      row,
+      { nsu: `${partner}-other`, amount: '1.00', executedAt: minutes(base, 62) },
+    ]);
+    const [two] = await reconcile({ pool: fx.sql, reconciler: csvReconciler(partner, second) });
+    expect(two.discrepancies).to.deep.equal({ ...noDiscrepancies(), orphan_partner_record: 2 });
+    const records = await fx.sql.query<{ id: string; partner_reference: string; run_id: string }>(
+      'SELECT id, partner_reference, run_id FROM partner_records WHERE partner = $1 ORDER BY id',
+      [partner],
+    );
+    expect(records.rows.map((r) => [r.partner_reference, r.run_id])).to.deep.equal([
+      ['NSU-X', one.runId],
+      [`${partner}-other`, two.runId],
+    ]);
+    const orphan = (await discrepanciesOf(fx.sql, partner)).find((d) => d.intent_id === intentId);
+    expect(orphan).to.deep.include({
+      kind: 'orphan_partner_record',
+      run_id: two.runId,
+      partner_record_ids: [records.rows[0].id],
+    });
+    expect(orphan.details.rows).to.deep.equal([
+      {
+        recordId: records.rows[0].id,
+        line: 2,
+        source: first,
+        identity: 'NSU-X#1',
+        reference: `${partner}-x`,
+        partnerReference: 'NSU-X',
+        amount: '10.00',
+        currency: 'BRL',
+        executedAt: minutes(base, 61).toISOString(),
+      },
+    ]);
+    expect(orphan.details.intent).to.deep.include({ intentId, status: 'rejected' });
   });
 
   it('a completed intent whose second execution shows up in a later report is a duplicate_execution', async () => {
