@@ -303,7 +303,8 @@ export class Ledger {
   /**
    * Retention: deletes settled intents (with their attempts) and inbox rows older than `olderThan` (the
    * dedup window). Never touches anything in progress, unknown, or referenced by a discrepancy. Deletes in
-   * batches, one short transaction each, so a large backlog never holds locks for long.
+   * batches, one short transaction each, so a large backlog never holds locks for long. Returns what it
+   * deleted, and whether `signal` stopped it before the end (`interrupted`).
    */
   async purge(options: {
     /** How old a settled intent or an inbox row must be to go: the dedup window, e.g. `'30d'`. */
@@ -316,7 +317,13 @@ export class Ledger {
      * @default none
      */
     onProgress?: (deleted: { intents: number; inbox: number }) => void;
-  }): Promise<{ intents: number; inbox: number }> {
+    /**
+     * Stops the purge before its next batch once fired: the batch running then commits, what was deleted
+     * stays deleted, and a later purge goes on where this one stopped.
+     * @default none
+     */
+    signal?: AbortSignal;
+  }): Promise<{ intents: number; inbox: number; interrupted: boolean }> {
     const olderThanMs = toMilliseconds(options.olderThan, 'purge olderThan');
     const batchSize = options.batchSize ?? 5_000;
     // A batch of 0 would delete nothing forever: the loops below end only on a short batch.
@@ -330,18 +337,23 @@ export class Ledger {
         // a progress display is not worth a half-done purge
       }
     };
-    for (let batch = batchSize; batch === batchSize; ) {
+    const stopped = () => options.signal?.aborted === true;
+    for (let batch = batchSize; batch === batchSize && !stopped(); ) {
       batch = await purgeSettledIntents(this.pool, olderThanMs, batchSize);
       deleted.intents += batch;
       tell();
     }
-    for (let batch = batchSize; batch === batchSize; ) {
+    for (let batch = batchSize; batch === batchSize && !stopped(); ) {
       batch = await purgeInbox(this.pool, olderThanMs, batchSize);
       deleted.inbox += batch;
       tell();
     }
-    this.log.info({ ...deleted, olderThanMs }, 'purged settled intents and inbox rows');
-    return deleted;
+    const interrupted = stopped();
+    this.log.info(
+      { ...deleted, olderThanMs, interrupted },
+      interrupted ? 'purge interrupted' : 'purged settled intents and inbox rows',
+    );
+    return { ...deleted, interrupted };
   }
 
   /** Waits briefly for late answers still being recorded, then releases the pool (and an embedded server). */

@@ -9,7 +9,7 @@ import {
   spec,
   unknownIntent,
 } from '../reconcile/support.js';
-import { hasScript, runCli, runCliOnTerminal } from '../support/cliProcess.js';
+import { hasScript, runCli, runCliOnTerminal, spawnCli } from '../support/cliProcess.js';
 import { withDatabase } from '../support/databaseUrl.js';
 import { rejectionOf, sqlPool } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
@@ -87,7 +87,7 @@ describe('purge: Ledger.purge progress and the intent-ledger purge command', fun
         batchSize: 2,
         onProgress: (deleted) => seen.push(deleted),
       });
-      expect(result).to.deep.equal({ intents: 5, inbox: 3 });
+      expect(result).to.deep.equal({ intents: 5, inbox: 3, interrupted: false });
       expect(seen).to.deep.equal([
         { intents: 2, inbox: 0 },
         { intents: 4, inbox: 0 },
@@ -109,8 +109,40 @@ describe('purge: Ledger.purge progress and the intent-ledger purge command', fun
           throw new Error('the terminal went away');
         },
       });
-      expect(result).to.deep.equal({ intents: 3, inbox: 1 });
+      expect(result).to.deep.equal({ intents: 3, inbox: 1, interrupted: false });
       expect(calls).to.be.greaterThan(3);
+      expect(await existing(ids)).to.deep.equal([]);
+    });
+
+    it('a fired signal stops it before the next batch; what was deleted stays, and the next purge goes on', async () => {
+      const ids = await oldCompleted(4);
+      await oldInbox('signal', 2);
+      const abort = new AbortController();
+      const first = await ledger.purge({
+        olderThan: '1d',
+        batchSize: 1,
+        signal: abort.signal,
+        onProgress: (deleted) => {
+          if (deleted.intents === 2) abort.abort();
+        },
+      });
+      expect(first).to.deep.equal({ intents: 2, inbox: 0, interrupted: true });
+      expect(await existing(ids)).to.have.length(2);
+
+      const stoppedBefore = new AbortController();
+      stoppedBefore.abort();
+      expect(await ledger.purge({ olderThan: '1d', signal: stoppedBefore.signal })).to.deep.equal({
+        intents: 0,
+        inbox: 0,
+        interrupted: true,
+      });
+      expect(await existing(ids)).to.have.length(2);
+
+      expect(await ledger.purge({ olderThan: '1d', signal: new AbortController().signal })).to.deep.equal({
+        intents: 2,
+        inbox: 2,
+        interrupted: false,
+      });
       expect(await existing(ids)).to.deep.equal([]);
     });
 
@@ -147,7 +179,7 @@ describe('purge: Ledger.purge progress and the intent-ledger purge command', fun
       await ledger.purge({ olderThan: '1d' });
     });
 
-    it('--json deletes exactly the old settled intents and inbox rows and prints { intents, inbox }', async () => {
+    it('--json deletes exactly the old settled intents and inbox rows and prints { intents, inbox, interrupted }', async () => {
       const purged = [
         ...(await oldCompleted(2)),
         await rejectedIntent(ledger, next()),
@@ -171,7 +203,7 @@ describe('purge: Ledger.purge progress and the intent-ledger purge command', fun
       const run = await runCli(['purge', '--older-than', '1d', '--batch-size', '2', '--json'], env());
       expect(run.stderr).to.equal('');
       expect(run.code).to.equal(0);
-      expect(JSON.parse(run.stdout)).to.deep.equal({ intents: 4, inbox: 3 });
+      expect(JSON.parse(run.stdout)).to.deep.equal({ intents: 4, inbox: 3, interrupted: false });
       expect(run.stdout.trim().split('\n')).to.have.length(1);
 
       expect(await existing([...purged, ...Object.values(kept)])).to.deep.equal(Object.values(kept).sort());
@@ -197,6 +229,26 @@ describe('purge: Ledger.purge progress and the intent-ledger purge command', fun
       expect(again.stdout).to.equal('purged 0 settled intents and 0 inbox rows older than 1d\n');
     });
 
+    it('Ctrl-C stops it after the batch in flight: it says how far it got, exits 130, and a rerun goes on', async () => {
+      const ids = await oldCompleted(150);
+      const child = spawnCli(['purge', '--older-than', '1d', '--batch-size', '1', '--json'], env());
+      // Interrupted once it is under way, as a person watching the bar would.
+      while ((await existing(ids)).length === ids.length) await new Promise((r) => setTimeout(r, 5));
+      child.process.kill('SIGINT');
+      const run = await child.done;
+      expect(run.code, run.stderr).to.equal(130);
+      const out = JSON.parse(run.stdout);
+      expect(out.interrupted).to.equal(true);
+      const left = await existing(ids);
+      expect(out.intents).to.equal(ids.length - left.length);
+      expect(left.length).to.be.greaterThan(0);
+
+      const again = await runCli(['purge', '--older-than', '1d'], env());
+      expect(again.code).to.equal(0);
+      expect(again.stdout).to.equal(`purged ${left.length} settled intents and 0 inbox rows older than 1d\n`);
+      expect(await existing(ids)).to.deep.equal([]);
+    });
+
     it('exits 1 when the database cannot be reached', async () => {
       const run = await runCli(['purge', '--older-than', '1d'], {
         DATABASE_URL: withDatabase(db.url, 'il_purge_no_such_database'),
@@ -220,7 +272,7 @@ describe('purge: Ledger.purge progress and the intent-ledger purge command', fun
       const json = await runCliOnTerminal(['purge', '--older-than', '1d', '--json'], env());
       expect(json.code).to.equal(0);
       expect(json.stdout).not.to.match(REDRAW);
-      expect(JSON.parse(json.stdout)).to.deep.equal({ intents: 1, inbox: 0 });
+      expect(JSON.parse(json.stdout)).to.deep.equal({ intents: 1, inbox: 0, interrupted: false });
     });
   });
 });

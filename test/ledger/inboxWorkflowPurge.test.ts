@@ -272,7 +272,7 @@ describe('inbox, workflow and purge', () => {
       );
 
       const purged = await ledger.purge({ olderThan: '1d' });
-      expect(purged).to.deep.equal({ intents: 4, inbox: 2 });
+      expect(purged).to.deep.equal({ intents: 4, inbox: 2, interrupted: false });
 
       const left = await sql.query('SELECT id FROM intents WHERE id = ANY ($1) ORDER BY id', [
         [...Object.values(old), ...Object.values(recent)],
@@ -286,7 +286,11 @@ describe('inbox, workflow and purge', () => {
       expect(orphans.rows[0].count).to.equal('0');
       expect(await inboxOf('p')).to.deep.equal(['new-1']);
       // Purging again finds nothing new.
-      expect(await ledger.purge({ olderThan: '1d' })).to.deep.equal({ intents: 0, inbox: 0 });
+      expect(await ledger.purge({ olderThan: '1d' })).to.deep.equal({
+        intents: 0,
+        inbox: 0,
+        interrupted: false,
+      });
     });
 
     it('counts every batch: exactly a multiple of the batch size, and one more', async () => {
@@ -301,6 +305,7 @@ describe('inbox, workflow and purge', () => {
         expect(await ledger.purge({ olderThan: '1d', batchSize: 2 })).to.deep.equal({
           intents: count,
           inbox: count,
+          interrupted: false,
         });
       }
     });

@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 
 /** The CLI entry point of the same build as this test. */
@@ -24,11 +24,22 @@ export interface CliOptions {
  * terminal) and `env` added to this process's environment.
  */
 export function runCli(args: string[], env: NodeJS.ProcessEnv, options: CliOptions = {}): Promise<CliRun> {
-  return collect(
-    spawn(process.execPath, [CLI_MAIN, ...args], { cwd: options.cwd, env: { ...process.env, ...env } }),
-    args,
-    options.timeoutMs ?? 60_000,
-  );
+  return spawnCli(args, env, options).done;
+}
+
+/**
+ * {@link runCli}, with the child at hand while it runs (to signal it): `done` settles as runCli's promise.
+ */
+export function spawnCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  options: CliOptions = {},
+): { process: ChildProcess; done: Promise<CliRun> } {
+  const child = spawn(process.execPath, [CLI_MAIN, ...args], {
+    cwd: options.cwd,
+    env: { ...process.env, ...env },
+  });
+  return { process: child, done: collect(child, args, options.timeoutMs ?? 60_000) };
 }
 
 /**

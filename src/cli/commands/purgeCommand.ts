@@ -16,6 +16,9 @@ import { parsePositiveInt, parseStrict } from './discrepancyArgs.js';
  */
 const MIN_WINDOW_MS = 24 * 60 * 60 * 1000;
 
+/** Exit status of a purge stopped by a signal: 128 + SIGINT's number, as shells report an interrupted command. */
+export const INTERRUPTED_EXIT = 130;
+
 export const purgeUsage =
   'intent-ledger purge --older-than 30d [--batch-size N] [--json]   delete settled intents and inbox rows past the dedup window';
 
@@ -23,8 +26,10 @@ export const purgeUsage =
  * `intent-ledger purge`: retention, through `Ledger.purge` (settled intents not referenced by any
  * discrepancy, and inbox rows, older than `--older-than`; never anything in progress or unknown). From a
  * terminal, without `--json`, a progress bar on stderr counts rows deleted against a count taken first.
- * Prints a summary, or with `--json` one object `{ intents, inbox }`. Exit 0 on success, 1 when the purge
- * failed (the batches already committed stay deleted: each is its own transaction), 2 on usage errors.
+ * Prints a summary, or with `--json` one object `{ intents, inbox, interrupted }`. Exit 0 on success, 1 when
+ * the purge failed (the batches already committed stay deleted: each is its own transaction), 2 on usage
+ * errors. Ctrl-C (SIGINT) or SIGTERM stops it after the batch in flight: it says how far it got and exits
+ * {@link INTERRUPTED_EXIT}; running it again goes on.
  */
 export async function purgeCommand(args: string[]): Promise<number> {
   const { values } = parseStrict({
@@ -55,6 +60,10 @@ export async function purgeCommand(args: string[]): Promise<number> {
 
   const database = await openCliDatabase();
   let progress: Progress | undefined;
+  const abort = new AbortController();
+  const onSignal = () => abort.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
     // The CLI's pool (with its long statement timeout) and the logger on stderr, so stdout stays the result.
     const ledger = await createLedger({
@@ -75,14 +84,27 @@ export async function purgeCommand(args: string[]): Promise<number> {
         olderThan: olderThanMs,
         batchSize,
         onProgress: (sofar) => bar.update(sofar.intents + sofar.inbox),
+        signal: abort.signal,
       });
       bar.finish();
-      if (values.json) console.log(JSON.stringify({ intents: deleted.intents, inbox: deleted.inbox }));
-      else
+      if (values.json) {
+        console.log(
+          JSON.stringify({
+            intents: deleted.intents,
+            inbox: deleted.inbox,
+            interrupted: deleted.interrupted,
+          }),
+        );
+      } else if (deleted.interrupted) {
+        console.log(
+          `purge interrupted: purged ${deleted.intents} settled intents and ${deleted.inbox} inbox rows older than ${window} before stopping; run it again to go on`,
+        );
+      } else {
         console.log(
           `purged ${deleted.intents} settled intents and ${deleted.inbox} inbox rows older than ${window}`,
         );
-      return 0;
+      }
+      return deleted.interrupted ? INTERRUPTED_EXIT : 0;
     } finally {
       // Ends a bar left open by a failure, before main prints the error on the same stream.
       progress?.finish();
@@ -90,6 +112,8 @@ export async function purgeCommand(args: string[]): Promise<number> {
       await ledger.close();
     }
   } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
     await database.close();
   }
 }
