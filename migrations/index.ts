@@ -2,6 +2,7 @@ import { IntentLedger1000000000001 } from './0001-intent-ledger.js';
 import { Reconciliation1000000000002 } from './0002-reconciliation.js';
 import { PartnerRecordsBulk1000000000003 } from './0003-partner-records-bulk.js';
 import { PartnerRecordsSource1000000000004 } from './0004-partner-records-source.js';
+import { AttemptsWithoutForeignKey1000000000005 } from './0005-attempts-without-foreign-key.js';
 
 /** Every migration, in order. A new migration is a new numbered file plus one line here. */
 export const migrations = [
@@ -9,4 +10,5 @@ export const migrations = [
   Reconciliation1000000000002,
   PartnerRecordsBulk1000000000003,
   PartnerRecordsSource1000000000004,
+  AttemptsWithoutForeignKey1000000000005,
 ];

@@ -130,7 +130,6 @@ ALTER TABLE discrepancies ADD CONSTRAINT discrepancies_status_check CHECK ((stat
 ALTER TABLE discrepancy_history ADD CONSTRAINT discrepancy_history_discrepancy_id_fkey FOREIGN KEY (discrepancy_id) REFERENCES discrepancies(id);
 ALTER TABLE discrepancy_history ADD CONSTRAINT discrepancy_history_pkey PRIMARY KEY (id);
 ALTER TABLE inbox ADD CONSTRAINT inbox_pkey PRIMARY KEY (consumer, message_id);
-ALTER TABLE intent_attempts ADD CONSTRAINT intent_attempts_intent_id_fkey FOREIGN KEY (intent_id) REFERENCES intents(id) ON DELETE CASCADE;
 ALTER TABLE intent_attempts ADD CONSTRAINT intent_attempts_outcome_check CHECK ((outcome = ANY (ARRAY['completed'::text, 'rejected'::text, 'not_executed'::text, 'unknown'::text])));
 ALTER TABLE intent_attempts ADD CONSTRAINT intent_attempts_pkey PRIMARY KEY (intent_id, attempt);
 ALTER TABLE intent_attempts ADD CONSTRAINT intent_attempts_resolution_check CHECK ((resolution = ANY (ARRAY['completed'::text, 'not_executed'::text])));
@@ -168,6 +167,15 @@ AS $function$
         RAISE EXCEPTION 'discrepancy_history is append-only' USING ERRCODE = 'insufficient_privilege';
       END $function$
 
+CREATE OR REPLACE FUNCTION public.intents_delete_attempts()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+      BEGIN
+        DELETE FROM intent_attempts a USING deleted_intents d WHERE a.intent_id = d.id;
+        RETURN NULL;
+      END $function$
+
 CREATE OR REPLACE FUNCTION public.intents_unlink_partner_records()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -193,5 +201,6 @@ AS $function$
       END $function$
 
 CREATE TRIGGER discrepancy_history_no_change BEFORE DELETE OR UPDATE ON public.discrepancy_history FOR EACH ROW EXECUTE FUNCTION discrepancy_history_append_only();
+CREATE TRIGGER intents_delete_attempts AFTER DELETE ON public.intents REFERENCING OLD TABLE AS deleted_intents FOR EACH STATEMENT EXECUTE FUNCTION intents_delete_attempts();
 CREATE TRIGGER intents_unlink_partner_records AFTER DELETE ON public.intents REFERENCING OLD TABLE AS deleted_intents FOR EACH STATEMENT EXECUTE FUNCTION intents_unlink_partner_records();
 CREATE TRIGGER reconciliation_runs_keep_records BEFORE DELETE ON public.reconciliation_runs FOR EACH ROW EXECUTE FUNCTION reconciliation_runs_keep_records();

@@ -9,6 +9,7 @@ import {
   partnerName,
   place,
   spec,
+  unknownIntent,
   useReconcileFixture,
   writeCsv,
 } from './support.js';
@@ -48,14 +49,21 @@ describe('reconcile: partner records keep their links consistent', () => {
     return result.rows;
   }
 
-  it('a deleted intent leaves its records without a link', async () => {
+  it('a deleted intent takes its attempts with it and leaves its records without a link', async () => {
     const { partner, intentId } = await reconciled('unlink');
+    const attempts = async (id: string) =>
+      (await fx.sql.query('SELECT attempt FROM intent_attempts WHERE intent_id = $1', [id])).rowCount;
+    // Another intent's attempts stay.
+    const other = await unknownIntent(fx.ledger, spec(partner, `${partner}-other`));
+    expect(await attempts(intentId)).to.equal(1);
     expect(await links(partner)).to.deep.equal([
       { reference: `${partner}-1`, intent_id: intentId },
       { reference: `${partner}-orphan`, intent_id: null },
     ]);
     await fx.sql.query('DELETE FROM discrepancies WHERE intent_id = $1', [intentId]);
     await fx.sql.query('DELETE FROM intents WHERE id = $1', [intentId]);
+    expect(await attempts(intentId)).to.equal(0);
+    expect(await attempts(other)).to.equal(1);
     expect(await links(partner)).to.deep.equal([
       { reference: `${partner}-1`, intent_id: null },
       { reference: `${partner}-orphan`, intent_id: null },
