@@ -7,8 +7,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * row: a query locking the intent FOR KEY SHARE, which the claiming statement had just inserted or updated
  * (and so already held). `bench/ledgerCandidates.ts` measured the ledger's two statements with and without it
  * on copies of the tables, side by side, at concurrency 32: without it, 0.01-0.10 more of the baseline's
- * throughput in each of eight runs (three full, five quick; a quick run swings by ±0.1 on its own), up to
- * 34 µs less server CPU and 40-120 B less WAL per call.
+ * throughput in eight of nine runs (four full, five quick; a quick run swings by ±0.1 on its own, and the
+ * ninth put the two within noise), up to 34 µs less server CPU and 40-120 B less WAL per call.
  *
  * What the key guaranteed, kept:
  * - an attempt's intent exists: attempt rows are inserted only by claimNewIntent and reclaimIntent, each in
