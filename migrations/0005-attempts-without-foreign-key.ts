@@ -17,7 +17,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * - deleting an intent deletes its attempts (what ON DELETE CASCADE did): `intents_delete_attempts`, a
  *   statement-level trigger, as 0003 does for the partner records of deleted intents. It is named to fire
  *   before `intents_unlink_partner_records`, where the cascade used to run too (row-level, before statement
- *   triggers).
+ *   triggers). Truncating intents (which the key refused without CASCADE) empties the attempts too:
+ *   `intents_truncate_attempts`, since TRUNCATE fires no delete trigger.
  */
 export class AttemptsWithoutForeignKey1000000000005 implements MigrationInterface {
   name = 'AttemptsWithoutForeignKey1000000000005';
@@ -34,11 +35,28 @@ export class AttemptsWithoutForeignKey1000000000005 implements MigrationInterfac
       CREATE TRIGGER intents_delete_attempts AFTER DELETE ON intents
         REFERENCING OLD TABLE AS deleted_intents
         FOR EACH STATEMENT EXECUTE FUNCTION intents_delete_attempts()`);
+    await queryRunner.query(`
+      CREATE FUNCTION intents_truncate_attempts() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        -- Every attempt has lost its intent. DELETE, not TRUNCATE: the TRUNCATE that fired this may name
+        -- intent_attempts too, and PostgreSQL refuses to truncate a table that statement is still using.
+        DELETE FROM intent_attempts;
+        RETURN NULL;
+      END $$`);
+    await queryRunner.query(`
+      CREATE TRIGGER intents_truncate_attempts AFTER TRUNCATE ON intents
+        FOR EACH STATEMENT EXECUTE FUNCTION intents_truncate_attempts()`);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query('DROP TRIGGER intents_truncate_attempts ON intents');
+    await queryRunner.query('DROP FUNCTION intents_truncate_attempts');
     await queryRunner.query('DROP TRIGGER intents_delete_attempts ON intents');
     await queryRunner.query('DROP FUNCTION intents_delete_attempts');
+    // The key cannot come back over attempts whose intent is gone (none, unless written around the ledger).
+    await queryRunner.query(
+      'DELETE FROM intent_attempts a WHERE NOT EXISTS (SELECT 1 FROM intents i WHERE i.id = a.intent_id)',
+    );
     await queryRunner.query(`
       ALTER TABLE intent_attempts
         ADD CONSTRAINT intent_attempts_intent_id_fkey FOREIGN KEY (intent_id) REFERENCES intents (id) ON DELETE CASCADE`);

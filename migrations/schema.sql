@@ -176,6 +176,17 @@ AS $function$
         RETURN NULL;
       END $function$
 
+CREATE OR REPLACE FUNCTION public.intents_truncate_attempts()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+      BEGIN
+        -- Every attempt has lost its intent. DELETE, not TRUNCATE: the TRUNCATE that fired this may name
+        -- intent_attempts too, and PostgreSQL refuses to truncate a table that statement is still using.
+        DELETE FROM intent_attempts;
+        RETURN NULL;
+      END $function$
+
 CREATE OR REPLACE FUNCTION public.intents_unlink_partner_records()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -202,5 +213,6 @@ AS $function$
 
 CREATE TRIGGER discrepancy_history_no_change BEFORE DELETE OR UPDATE ON public.discrepancy_history FOR EACH ROW EXECUTE FUNCTION discrepancy_history_append_only();
 CREATE TRIGGER intents_delete_attempts AFTER DELETE ON public.intents REFERENCING OLD TABLE AS deleted_intents FOR EACH STATEMENT EXECUTE FUNCTION intents_delete_attempts();
+CREATE TRIGGER intents_truncate_attempts AFTER TRUNCATE ON public.intents FOR EACH STATEMENT EXECUTE FUNCTION intents_truncate_attempts();
 CREATE TRIGGER intents_unlink_partner_records AFTER DELETE ON public.intents REFERENCING OLD TABLE AS deleted_intents FOR EACH STATEMENT EXECUTE FUNCTION intents_unlink_partner_records();
 CREATE TRIGGER reconciliation_runs_keep_records BEFORE DELETE ON public.reconciliation_runs FOR EACH ROW EXECUTE FUNCTION reconciliation_runs_keep_records();

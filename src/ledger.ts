@@ -337,18 +337,23 @@ export class Ledger {
         // a progress display is not worth a half-done purge
       }
     };
-    const stopped = () => options.signal?.aborted === true;
+    // Interrupted only when the signal stopped a loop that had more to do: a signal arriving during the
+    // last, short batch changes nothing, and the purge reports that it finished.
+    let interrupted = false;
+    const stopped = () => {
+      interrupted = options.signal?.aborted === true;
+      return interrupted;
+    };
     for (let batch = batchSize; batch === batchSize && !stopped(); ) {
       batch = await purgeSettledIntents(this.pool, olderThanMs, batchSize);
       deleted.intents += batch;
       tell();
     }
-    for (let batch = batchSize; batch === batchSize && !stopped(); ) {
+    for (let batch = batchSize; batch === batchSize && !interrupted && !stopped(); ) {
       batch = await purgeInbox(this.pool, olderThanMs, batchSize);
       deleted.inbox += batch;
       tell();
     }
-    const interrupted = stopped();
     this.log.info(
       { ...deleted, olderThanMs, interrupted },
       interrupted ? 'purge interrupted' : 'purged settled intents and inbox rows',

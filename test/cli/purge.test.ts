@@ -146,6 +146,21 @@ describe('purge: Ledger.purge progress and the intent-ledger purge command', fun
       expect(await existing(ids)).to.deep.equal([]);
     });
 
+    it('a signal fired during the last, short batch: the purge finished, and says so', async () => {
+      await oldCompleted(2);
+      await oldInbox('signal-late', 1);
+      const abort = new AbortController();
+      const result = await ledger.purge({
+        olderThan: '1d',
+        batchSize: 2,
+        signal: abort.signal,
+        onProgress: (deleted) => {
+          if (deleted.inbox === 1) abort.abort();
+        },
+      });
+      expect(result).to.deep.equal({ intents: 2, inbox: 1, interrupted: false });
+    });
+
     it('refuses a batch size that could never finish', async () => {
       for (const batchSize of [0, -1, 1.5])
         expect(await rejectionOf(ledger.purge({ olderThan: '1d', batchSize }))).to.be.instanceOf(RangeError);
@@ -229,18 +244,39 @@ describe('purge: Ledger.purge progress and the intent-ledger purge command', fun
       expect(again.stdout).to.equal('purged 0 settled intents and 0 inbox rows older than 1d\n');
     });
 
+    /** Starts `purge --batch-size 1` over `ids` and sends SIGINT once the first rows are gone. */
+    async function interruptedPurge(ids: string[], extra: string[]) {
+      const child = spawnCli(['purge', '--older-than', '1d', '--batch-size', '1', ...extra], env());
+      let exited = false;
+      const settled = () => {
+        exited = true;
+      };
+      child.done.then(settled, settled);
+      // Interrupted once it is under way, as a person watching the bar would.
+      while (!exited && (await existing(ids)).length === ids.length)
+        await new Promise((r) => setTimeout(r, 5));
+      expect(exited, 'the purge ended before it could be interrupted').to.equal(false);
+      child.process.kill('SIGINT');
+      return child.done;
+    }
+
     it('Ctrl-C stops it after the batch in flight: it says how far it got, exits 130, and a rerun goes on', async () => {
       const ids = await oldCompleted(150);
-      const child = spawnCli(['purge', '--older-than', '1d', '--batch-size', '1', '--json'], env());
-      // Interrupted once it is under way, as a person watching the bar would.
-      while ((await existing(ids)).length === ids.length) await new Promise((r) => setTimeout(r, 5));
-      child.process.kill('SIGINT');
-      const run = await child.done;
-      expect(run.code, run.stderr).to.equal(130);
-      const out = JSON.parse(run.stdout);
+      const json = await interruptedPurge(ids, ['--json']);
+      expect(json.code, json.stderr).to.equal(130);
+      const out = JSON.parse(json.stdout);
       expect(out.interrupted).to.equal(true);
-      const left = await existing(ids);
+      let left = await existing(ids);
       expect(out.intents).to.equal(ids.length - left.length);
+      expect(left.length).to.be.greaterThan(0);
+
+      const text = await interruptedPurge(left, []);
+      expect(text.code, text.stderr).to.equal(130);
+      const before = left.length;
+      left = await existing(ids);
+      expect(text.stdout).to.equal(
+        `purge interrupted: purged ${before - left.length} settled intents and 0 inbox rows older than 1d before stopping; run it again to go on\n`,
+      );
       expect(left.length).to.be.greaterThan(0);
 
       const again = await runCli(['purge', '--older-than', '1d'], env());
