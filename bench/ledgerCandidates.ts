@@ -263,6 +263,9 @@ export async function benchLedgerCandidates(
         ]);
         if (!done.rows[0]) throw new Error(`${tag}: completion of ${key} returned nothing`);
       };
+    /** The ledger's own two statements, prepared, sent to candidate tables with `prefix` instead. */
+    const onCopies = (prefix: string, tag: string) =>
+      writePath(onCandidateTables(claim.text, prefix), onCandidateTables(complete.text, prefix), true, tag);
     const writeVariants: Variant[] = [
       { name: 'baseline', op: (slot) => (n) => baselineRun(baselinePool, `b-${slot}-${n}`) },
       { name: 'current', op: writePath(claim.text, complete.text, false, 'cur') },
@@ -273,34 +276,19 @@ export async function benchLedgerCandidates(
       },
       {
         name: 'prepared, fresh copies of the tables',
-        op: writePath(
-          onCandidateTables(claim.text, 'copy_'),
-          onCandidateTables(complete.text, 'copy_'),
-          true,
-          'copy',
-        ),
+        op: onCopies('copy_', 'copy'),
       },
       {
         name: 'prepared, fresh copies, attempts with a foreign key (before 0005)',
-        op: writePath(
-          onCandidateTables(claim.text, 'fk_'),
-          onCandidateTables(complete.text, 'fk_'),
-          true,
-          'fk',
-        ),
+        op: onCopies('fk_', 'fk'),
       },
       {
         name: 'prepared, lighter reconciliation indexes',
-        op: writePath(
-          onCandidateTables(claim.text, 'lite_'),
-          onCandidateTables(complete.text, 'lite_'),
-          true,
-          'lite',
-        ),
+        op: onCopies('lite_', 'lite'),
       },
       {
         name: 'prepared, no reconciliation indexes',
-        op: writePath(onCandidateTables(claim.text), onCandidateTables(complete.text), true, 'noidx'),
+        op: onCopies('cand_', 'noidx'),
       },
       {
         name: 'prepared, no reconciliation indexes, no attempt rows',

@@ -12,6 +12,7 @@ export { Ledger } from './ledger.js';
 export type { Logger } from './logger.js';
 export type { LedgerMetrics } from './metrics.js';
 export type { LedgerOptions } from './options.js';
+export type { PurgeOptions, PurgeResult } from './purge.js';
 export {
   type ReconcileOptions,
   type RunProgress,

@@ -2,7 +2,6 @@ import type { Pool } from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Classification } from './classify.js';
 import { errorSummary, isConnectionError } from './databaseErrors.js';
-import { type Duration, toMilliseconds } from './duration.js';
 import { IdempotencyKeyConflictError } from './errors/IdempotencyKeyConflictError.js';
 import { IntentInFlightError } from './errors/IntentInFlightError.js';
 import { IntentNotExecutedError } from './errors/IntentNotExecutedError.js';
@@ -16,11 +15,11 @@ import { LeaseTimers, whenAborted } from './leaseTimers.js';
 import type { Logger } from './logger.js';
 import { LedgerMetrics } from './metrics.js';
 import type { ResolvedLedgerOptions } from './options.js';
+import { type PurgeOptions, type PurgeResult, purgeExpired } from './purge.js';
 import { claimNewIntent } from './sql/claimIntent.js';
 import { completeAttempt } from './sql/completeAttempt.js';
 import { correctNotExecutedIntent } from './sql/correctNotExecutedIntent.js';
 import { getIntentById, getIntentWithAttempts } from './sql/getIntentWithAttempts.js';
-import { purgeInbox, purgeSettledIntents } from './sql/purgeSettled.js';
 import { raiseDiscrepancy } from './sql/raiseDiscrepancy.js';
 import { reclaimIntent } from './sql/reclaimIntent.js';
 import { recordLateAnswer } from './sql/recordLateAnswer.js';
@@ -306,59 +305,8 @@ export class Ledger {
    * batches, one short transaction each, so a large backlog never holds locks for long. Returns what it
    * deleted, and whether `signal` stopped it before the end (`interrupted`).
    */
-  async purge(options: {
-    /** How old a settled intent or an inbox row must be to go: the dedup window, e.g. `'30d'`. */
-    olderThan: Duration;
-    /** Rows per batch. @default 5000 */
-    batchSize?: number;
-    /**
-     * Called after every batch with the totals deleted so far (intents first, then inbox rows), for progress
-     * bars. An exception it throws is ignored: reporting never stops a purge halfway.
-     * @default none
-     */
-    onProgress?: (deleted: { intents: number; inbox: number }) => void;
-    /**
-     * Stops the purge before its next batch once fired: the batch running then commits, what was deleted
-     * stays deleted, and a later purge goes on where this one stopped.
-     * @default none
-     */
-    signal?: AbortSignal;
-  }): Promise<{ intents: number; inbox: number; interrupted: boolean }> {
-    const olderThanMs = toMilliseconds(options.olderThan, 'purge olderThan');
-    const batchSize = options.batchSize ?? 5_000;
-    // A batch of 0 would delete nothing forever: the loops below end only on a short batch.
-    if (!Number.isInteger(batchSize) || batchSize < 1)
-      throw new RangeError(`purge batchSize must be a whole number >= 1 (got ${batchSize})`);
-    const deleted = { intents: 0, inbox: 0 };
-    const tell = () => {
-      try {
-        options.onProgress?.({ ...deleted });
-      } catch {
-        // a progress display is not worth a half-done purge
-      }
-    };
-    // Interrupted only when the signal stopped a loop that had more to do: a signal arriving during the
-    // last, short batch changes nothing, and the purge reports that it finished.
-    let interrupted = false;
-    const stopped = () => {
-      interrupted = options.signal?.aborted === true;
-      return interrupted;
-    };
-    for (let batch = batchSize; batch === batchSize && !stopped(); ) {
-      batch = await purgeSettledIntents(this.pool, olderThanMs, batchSize);
-      deleted.intents += batch;
-      tell();
-    }
-    for (let batch = batchSize; batch === batchSize && !interrupted && !stopped(); ) {
-      batch = await purgeInbox(this.pool, olderThanMs, batchSize);
-      deleted.inbox += batch;
-      tell();
-    }
-    this.log.info(
-      { ...deleted, olderThanMs, interrupted },
-      interrupted ? 'purge interrupted' : 'purged settled intents and inbox rows',
-    );
-    return { ...deleted, interrupted };
+  purge(options: PurgeOptions): Promise<PurgeResult> {
+    return purgeExpired(this.pool, this.log, options);
   }
 
   /** Waits briefly for late answers still being recorded, then releases the pool (and an embedded server). */
