@@ -2,35 +2,28 @@
  * Candidate fixes for the ledger's hot path, measured beside the current SQL and the baseline in the same
  * run (concurrency 32, the target's). Nothing here changes the product: each candidate is the SQL the core
  * could send, sent through the ledger's own pool, so the figures say what a change in src/sql would buy
- * before anyone makes it.
+ * before anyone makes it, or what one already made bought.
  *
  * Write path (new key, no-op partner):
- * - `current`: claimIntent + completeAttempt as they are (unnamed statements: parsed and planned each time).
- * - `prepared`: the same two statements as named (prepared) statements: parsed once per connection, and
- *   after five executions run on a cached generic plan.
- * - `prepared, attempt row at settle`: the claim writes only the intent (its owner and lease are on it), and
- *   the completion inserts the finished attempt row: one write to intent_attempts per attempt instead of an
- *   insert and an update.
- * - `prepared, fresh copies of the tables` and `prepared, fresh copies, attempts with a foreign key (before
- *   0005)`: the same statements on two pairs of new copies of both tables, as the schema has them, the second
- *   pair with the foreign key from the attempt row to its intent that migration 0005 dropped (each attempt
- *   insert then runs the key's trigger: a query that locks the intent row FOR KEY SHARE). What 0005 saved,
- *   on tables of the same size (the product's own tables hold every earlier variant's rows).
- * - `prepared, lighter reconciliation indexes`: the same statements on a copy of `intents` whose
+ * - `current`: claimIntent + completeAttempt as they are, as unnamed statements (parsed and planned each time).
+ * - `prepared`: the same two statements as named (prepared) statements, as the product sends them.
+ * - `prepared, fresh copies of the tables`: the same statements on new copies of both tables, as the schema
+ *   has them (the product's own tables hold every earlier variant's rows; the copies below start empty too).
+ * - `prepared, fresh copies, attempt row at claim and completion (before 0006)`: the statements as they were
+ *   before migration 0006, on a second pair of copies: the claim also inserts the attempt row and the
+ *   completion also updates it. What 0006 saved.
+ * - `prepared, fresh copies, attempt row written at settle`: the alternative 0006 was measured against: the
+ *   claim writes only the intent, the completion also inserts the finished attempt row.
+ * - `prepared, lighter reconciliation indexes`: the current statements on a copy of `intents` whose
  *   (partner, partner_reference) index leaves out rows without one (every claim) and whose settled_at index
  *   is a BRIN (settled_at only grows, and a BRIN entry is a summary per block range, not one per row).
- * - `prepared, no reconciliation indexes`: the same statements on a copy of `intents` without the three
- *   indexes only reconciliation and retention read ((partner, reference), (partner, partner_reference),
- *   settled_at); its attempts in a copy of `intent_attempts`. What those indexes cost the hot path.
- * - `prepared, no reconciliation indexes, no attempt rows`: and the claim and the completion write the intent
- *   row only (no attempt history): what is left is the ledger's wider row and its unsettled-lease index.
+ * - `prepared, no reconciliation indexes`: on a copy of `intents` without the three indexes only
+ *   reconciliation and retention read ((partner, reference), (partner, partner_reference), settled_at).
  * - `baseline (prepared)`: the minimal SQL prepared, to show what prepared statements give the minimum too.
  *
  * Replay path (key already completed):
- * - `current`: claimIntent (ON CONFLICT DO UPDATE ... WHERE false: locks the row, so the transaction gets
- *   an xid, writes WAL and waits for a WAL flush at commit) + findIntent.
- * - `DO NOTHING claim + find, prepared`: ON CONFLICT DO NOTHING takes no lock and writes nothing on a
- *   conflict; the re-claim of a `not_executed` intent becomes its own conditional UPDATE (rare path).
+ * - `current`: claimIntent (ON CONFLICT DO NOTHING: no lock, no WAL on a conflict) + findIntent, unnamed.
+ * - `claim + find, prepared`: the same, named.
  * - `find only, prepared`: read first, claim only when nothing is there (a new key then pays one more
  *   round trip).
  */
@@ -81,8 +74,8 @@ export interface LedgerCandidatesResult {
   replay: CandidateFigures[];
 }
 
-/** The claim as an insert that does nothing on a conflict (no lock, no WAL, no xid). */
-const CLAIM_DO_NOTHING = `WITH claimed AS (
+/** The claim before migration 0006: it also inserted the attempt row. */
+const CLAIM_BEFORE_0006 = `WITH claimed AS (
     INSERT INTO intents AS i (partner, operation, key, fingerprint, reference, amount, currency, status, attempt,
                               lease_expires_at, owner, partner_honours_key)
     VALUES ($1, $2, $3, $4, $5, $6::numeric, $7, 'in_progress', 1, now() + $8 * interval '1 millisecond', $9, $10)
@@ -94,18 +87,8 @@ const CLAIM_DO_NOTHING = `WITH claimed AS (
   )
   SELECT id, attempt, lease_expires_at FROM claimed`;
 
-/** The claim writing the intent only: its owner and lease describe the running attempt. */
-const CLAIM_INTENT_ONLY = `
-  INSERT INTO intents AS i (partner, operation, key, fingerprint, reference, amount, currency, status, attempt,
-                            lease_expires_at, owner, partner_honours_key)
-  VALUES ($1, $2, $3, $4, $5, $6::numeric, $7, 'in_progress', 1, now() + $8 * interval '1 millisecond', $9, $10)
-  ON CONFLICT ON CONSTRAINT intents_partner_key_unique DO NOTHING
-  RETURNING i.id, i.attempt, i.lease_expires_at`;
-
-/** The completion inserting the finished attempt row, from what the intent knew about the attempt. */
-const COMPLETE_WITH_ATTEMPT_ROW = `WITH before AS (
-    SELECT id, owner, updated_at AS started_at, lease_expires_at FROM intents WHERE id = $1
-  ), done AS (
+/** The completion before migration 0006: it also updated the attempt row. */
+const COMPLETE_BEFORE_0006 = `WITH done AS (
     UPDATE intents
        SET status = 'completed', partner_reference = $3, response = $4::jsonb, lease_expires_at = NULL,
            settled_at = now(), updated_at = now(), resolved_by = $5
@@ -113,12 +96,27 @@ const COMPLETE_WITH_ATTEMPT_ROW = `WITH before AS (
        AND (attempt = $2 OR (partner_honours_key AND attempt > $2))
      RETURNING id, attempt, partner_reference, response
   ), attempt AS (
-    INSERT INTO intent_attempts (intent_id, attempt, owner, started_at, lease_expires_at, ended_at, outcome,
-                                 partner_reference, response)
-    SELECT b.id, $2, b.owner, b.started_at, b.lease_expires_at, now(), 'completed', $3, $4::jsonb
-      FROM before b WHERE EXISTS (SELECT 1 FROM done)
+    UPDATE intent_attempts
+       SET outcome = 'completed', ended_at = now(), partner_reference = $3, response = $4::jsonb
+     WHERE intent_id = $1 AND attempt = $2 AND (outcome IS NULL OR outcome = 'unknown')
+       AND EXISTS (SELECT 1 FROM done)
   )
   SELECT * FROM done`;
+
+/** The completion inserting the finished attempt row, from what the intent row says of the attempt. */
+const COMPLETE_WITH_ATTEMPT_ROW = `WITH done AS (
+    UPDATE intents
+       SET status = 'completed', partner_reference = $3, response = $4::jsonb,
+           settled_at = now(), updated_at = now(), resolved_by = $5
+     WHERE id = $1 AND status IN ('in_progress', 'unknown')
+       AND (attempt = $2 OR (partner_honours_key AND attempt > $2))
+     RETURNING id, attempt, owner, attempt_started_at, lease_expires_at
+  ), attempt AS (
+    INSERT INTO intent_attempts (intent_id, attempt, owner, started_at, lease_expires_at, ended_at, outcome,
+                                 partner_reference, response)
+    SELECT id, $2, owner, attempt_started_at, lease_expires_at, now(), 'completed', $3, $4::jsonb FROM done
+  )
+  SELECT id, attempt FROM done`;
 
 /**
  * Copies of the ledger's two tables with only the constraints and indexes the hot path itself reads: the
@@ -150,14 +148,10 @@ const freshCopies = (prefix: string) => [
   `CREATE TABLE ${prefix}attempts (LIKE intent_attempts INCLUDING ALL)`,
 ];
 
-/** Copies as the schema has them (`copy_`), and copies with the attempts' foreign key that 0005 dropped (`fk_`). */
-const ATTEMPT_FK_SCHEMA = [
-  ...freshCopies('copy_'),
-  ...freshCopies('fk_'),
-  'ALTER TABLE fk_attempts ADD FOREIGN KEY (intent_id) REFERENCES fk_intents (id) ON DELETE CASCADE',
-];
+/** Copies as the schema has them, one pair per variant that writes to copies: `copy_`, `old_`, `settle_`. */
+const COPY_SCHEMA = [...freshCopies('copy_'), ...freshCopies('old_'), ...freshCopies('settle_')];
 
-/** A statement of the ledger's, sent to the candidate tables (`cand_`, `lite_`, `copy_` or `fk_`) instead. */
+/** A statement of the ledger's, sent to the candidate tables (`cand_`, `lite_`, `copy_`, `old_`, `settle_`) instead. */
 function onCandidateTables(text: string, prefix = 'cand_'): string {
   const out = text
     .replaceAll('intent_attempts', `${prefix}attempts`)
@@ -166,15 +160,6 @@ function onCandidateTables(text: string, prefix = 'cand_'): string {
   if (out === text) throw new Error('a candidate statement does not name the ledger tables');
   return out;
 }
-
-/** The completion of the intent row alone (no attempt history). */
-const COMPLETE_INTENT_ONLY = `
-  UPDATE intents
-     SET status = 'completed', partner_reference = $3, response = $4::jsonb, lease_expires_at = NULL,
-         settled_at = now(), updated_at = now(), resolved_by = $5
-   WHERE id = $1 AND status IN ('in_progress', 'unknown')
-     AND (attempt = $2 OR (partner_honours_key AND attempt > $2))
-   RETURNING id, attempt, partner_reference, response`;
 
 const BASELINE_CLAIM = `
   INSERT INTO bench_intents (partner, key, fingerprint, status, attempt, lease_expires_at)
@@ -210,7 +195,7 @@ export async function benchLedgerCandidates(
   const meter = await Meter.open(server);
   try {
     await baselinePool.query(BASELINE_SCHEMA);
-    for (const statement of [...CANDIDATE_SCHEMA, ...LIGHTER_INDEX_SCHEMA, ...ATTEMPT_FK_SCHEMA]) {
+    for (const statement of [...CANDIDATE_SCHEMA, ...LIGHTER_INDEX_SCHEMA, ...COPY_SCHEMA]) {
       await baselinePool.query(statement);
     }
     // claimIntent's parameters, in its order ($1..$10), for the candidates that keep its signature.
@@ -270,35 +255,27 @@ export async function benchLedgerCandidates(
       { name: 'baseline', op: (slot) => (n) => baselineRun(baselinePool, `b-${slot}-${n}`) },
       { name: 'current', op: writePath(claim.text, complete.text, false, 'cur') },
       { name: 'prepared', op: writePath(claim.text, complete.text, true, 'prep') },
+      { name: 'prepared, fresh copies of the tables', op: onCopies('copy_', 'copy') },
       {
-        name: 'prepared, attempt row at settle',
-        op: writePath(CLAIM_INTENT_ONLY, COMPLETE_WITH_ATTEMPT_ROW, true, 'once'),
-      },
-      {
-        name: 'prepared, fresh copies of the tables',
-        op: onCopies('copy_', 'copy'),
-      },
-      {
-        name: 'prepared, fresh copies, attempts with a foreign key (before 0005)',
-        op: onCopies('fk_', 'fk'),
-      },
-      {
-        name: 'prepared, lighter reconciliation indexes',
-        op: onCopies('lite_', 'lite'),
-      },
-      {
-        name: 'prepared, no reconciliation indexes',
-        op: onCopies('cand_', 'noidx'),
-      },
-      {
-        name: 'prepared, no reconciliation indexes, no attempt rows',
+        name: 'prepared, fresh copies, attempt row at claim and completion (before 0006)',
         op: writePath(
-          onCandidateTables(CLAIM_INTENT_ONLY),
-          onCandidateTables(COMPLETE_INTENT_ONLY),
+          onCandidateTables(CLAIM_BEFORE_0006, 'old_'),
+          onCandidateTables(COMPLETE_BEFORE_0006, 'old_'),
           true,
-          'bare',
+          'old',
         ),
       },
+      {
+        name: 'prepared, fresh copies, attempt row written at settle',
+        op: writePath(
+          onCandidateTables(claim.text, 'settle_'),
+          onCandidateTables(COMPLETE_WITH_ATTEMPT_ROW, 'settle_'),
+          true,
+          'settle',
+        ),
+      },
+      { name: 'prepared, lighter reconciliation indexes', op: onCopies('lite_', 'lite') },
+      { name: 'prepared, no reconciliation indexes', op: onCopies('cand_', 'noidx') },
       {
         name: 'baseline (prepared)',
         op: (slot) => async (n) => {
@@ -352,7 +329,7 @@ export async function benchLedgerCandidates(
         },
       },
       { name: 'current', op: replayPath(claim.text, false, 'rcur') },
-      { name: 'DO NOTHING claim + find, prepared', op: replayPath(CLAIM_DO_NOTHING, true, 'rdn') },
+      { name: 'claim + find, prepared', op: replayPath(claim.text, true, 'rclaim') },
       { name: 'find only, prepared', op: replayPath(undefined, true, 'rfind') },
     ];
     const replay = ranked(

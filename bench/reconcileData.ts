@@ -76,18 +76,21 @@ function decimalOf(cents: number): string {
   return `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
 }
 
-/** Generates the N intents and their attempt rows in two statements, then VACUUM ANALYZE and CHECKPOINT. */
+/**
+ * Generates the N intents and their attempt rows in two statements, then VACUUM ANALYZE and CHECKPOINT. As
+ * the ledger writes them (migration 0006): an attempt completed by its caller or still in progress is
+ * described by its intent row; one that ended otherwise has a row of its own.
+ */
 export async function generateIntents(client: Client, n: number, window: Window): Promise<void> {
   const statusCase = `CASE ${FATES.map(([until, status]) => `WHEN g % 1000 < ${until} THEN '${status}'`).join(' ')} END`;
   // One SQL expression per column, reading the fate computed once per row in the subquery.
   await client.query(
     `INSERT INTO intents (partner, operation, key, fingerprint, reference, amount, currency, status, attempt,
-                          lease_expires_at, owner, partner_reference, reason, resolved_by, created_at, updated_at,
-                          settled_at)
+                          lease_expires_at, owner, attempt_started_at, partner_reference, reason, resolved_by,
+                          created_at, updated_at, settled_at)
      SELECT $1, 'charge', 'order-' || g || ':charge', md5(g::text), 'order-' || g,
             round((1000 + (g::bigint * 7919) % 500000)::numeric / 100, 2), 'BRL', status, 1,
-            CASE WHEN status IN ('unknown', 'in_progress') THEN at + interval '30 seconds' END,
-            'bench',
+            at + interval '30 seconds', 'bench', at,
             CASE WHEN status = 'completed' THEN lpad(g::text, 9, '0') END,
             CASE WHEN status = 'rejected' THEN '{"message":"card declined"}'::jsonb END,
             CASE WHEN status IN ('completed', 'rejected') THEN 'caller' END,
@@ -102,14 +105,12 @@ export async function generateIntents(client: Client, n: number, window: Window)
   await client.query(
     `INSERT INTO intent_attempts (intent_id, attempt, owner, started_at, lease_expires_at, ended_at, outcome,
                                   partner_reference, error)
-     SELECT id, 1, 'bench', created_at, created_at + interval '30 seconds',
-            CASE status WHEN 'in_progress' THEN NULL WHEN 'unknown' THEN created_at + interval '30 seconds'
-                        ELSE settled_at END,
-            CASE status WHEN 'in_progress' THEN NULL ELSE status END,
-            partner_reference,
+     SELECT id, 1, 'bench', attempt_started_at, lease_expires_at,
+            CASE status WHEN 'unknown' THEN lease_expires_at ELSE settled_at END,
+            status, partner_reference,
             CASE status WHEN 'unknown' THEN '{"detail":"timeout"}'::jsonb
                         WHEN 'rejected' THEN '{"message":"card declined"}'::jsonb END
-       FROM intents WHERE partner = $1 ORDER BY id`,
+       FROM intents WHERE partner = $1 AND status IN ('unknown', 'rejected') ORDER BY id`,
     [PARTNER],
   );
   // What autovacuum would have done long before a nightly run: statistics and the visibility map.

@@ -3,6 +3,7 @@ import { Reconciliation1000000000002 } from './0002-reconciliation.js';
 import { PartnerRecordsBulk1000000000003 } from './0003-partner-records-bulk.js';
 import { PartnerRecordsSource1000000000004 } from './0004-partner-records-source.js';
 import { AttemptsWithoutForeignKey1000000000005 } from './0005-attempts-without-foreign-key.js';
+import { CurrentAttemptOnIntent1000000000006 } from './0006-current-attempt-on-intent.js';
 
 /** Every migration, in order. A new migration is a new numbered file plus one line here. */
 export const migrations = [
@@ -11,4 +12,5 @@ export const migrations = [
   PartnerRecordsBulk1000000000003,
   PartnerRecordsSource1000000000004,
   AttemptsWithoutForeignKey1000000000005,
+  CurrentAttemptOnIntent1000000000006,
 ];

@@ -74,7 +74,8 @@ CREATE TABLE intents (
   resolved_by text,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
   updated_at timestamp with time zone NOT NULL DEFAULT now(),
-  settled_at timestamp with time zone
+  settled_at timestamp with time zone,
+  attempt_started_at timestamp with time zone NOT NULL DEFAULT now()
 );
 
 CREATE TABLE migrations (
@@ -158,6 +159,52 @@ CREATE INDEX intents_unsettled ON public.intents USING btree (partner, lease_exp
 CREATE INDEX partner_records_intent ON public.partner_records USING btree (intent_id) WHERE (intent_id IS NOT NULL);
 CREATE INDEX reconciliation_runs_checksum ON public.reconciliation_runs USING btree (partner, checksum) WHERE (status = 'succeeded'::text);
 CREATE INDEX reconciliation_runs_started ON public.reconciliation_runs USING btree (partner, started_at DESC);
+
+CREATE VIEW intent_attempt_history AS
+ SELECT a.intent_id,
+    a.attempt,
+    a.owner,
+    a.started_at,
+    a.lease_expires_at,
+    a.ended_at,
+    a.outcome,
+    a.partner_reference,
+    a.response,
+    a.error,
+    a.resolution,
+    a.resolved_by,
+    a.resolved_at
+   FROM intent_attempts a
+UNION ALL
+ SELECT i.id AS intent_id,
+    i.attempt,
+    i.owner,
+    i.attempt_started_at AS started_at,
+    i.lease_expires_at,
+        CASE
+            WHEN i.status = 'completed'::text THEN i.settled_at
+            ELSE NULL::timestamp with time zone
+        END AS ended_at,
+        CASE
+            WHEN i.status = 'completed'::text THEN 'completed'::text
+            ELSE NULL::text
+        END AS outcome,
+        CASE
+            WHEN i.status = 'completed'::text THEN i.partner_reference
+            ELSE NULL::text
+        END AS partner_reference,
+        CASE
+            WHEN i.status = 'completed'::text THEN i.response
+            ELSE NULL::jsonb
+        END AS response,
+    NULL::jsonb AS error,
+    NULL::text AS resolution,
+    NULL::text AS resolved_by,
+    NULL::timestamp with time zone AS resolved_at
+   FROM intents i
+  WHERE NOT (EXISTS ( SELECT 1
+           FROM intent_attempts a
+          WHERE a.intent_id = i.id AND a.attempt = i.attempt));
 
 CREATE OR REPLACE FUNCTION public.discrepancy_history_append_only()
  RETURNS trigger

@@ -4,43 +4,147 @@ import { LeaseEndingError } from './leaseEndingError.js';
 const MAX_TIMER_MS = 2_147_483_647;
 
 /**
- * One abort timer per claimed attempt: it fires the signal handed to the partner call before the attempt's
- * lease ends (invariant 3), and is cleared as soon as the attempt is settled. Timers are unref'd, so calls
- * still in flight never hold the process open.
+ * The lease of one claimed attempt as this process keeps it: it fires (aborts the call's signal and tells
+ * run()) before the lease ends in the database (invariant 3), unless the attempt is settled first.
+ *
+ * The AbortSignal handed to the partner call is made on first read. An AbortController, its EventTarget
+ * and a listener cost more than the rest of a run()'s bookkeeping (docs/PERFORMANCE.md), and a call that
+ * never reads `signal` has no use for one; one made after the lease fired is aborted at once.
  */
-export class LeaseTimers {
-  private readonly timers = new Map<string, NodeJS.Timeout>();
+export class AttemptLease {
+  /** Neighbours in {@link LeaseTimers}' queue, ordered by `fireAt`. */
+  previous: AttemptLease | undefined;
+  next: AttemptLease | undefined;
+  private controller: AbortController | undefined;
+  private listener: (() => void) | undefined;
+  private fired = false;
 
-  /** Arms the timer of (`intentId`, `attempt`) to fire at `fireAt` (epoch ms); returns the call's signal. */
-  arm(intentId: string, attempt: number, fireAt: number): AbortSignal {
-    const key = `${intentId}:${attempt}`;
-    const controller = new AbortController();
-    const timer = setTimeout(
-      () => {
-        this.timers.delete(key);
-        controller.abort(new LeaseEndingError(intentId, attempt));
-      },
-      // Clamped to what setTimeout can count: beyond it Node fires after 1 ms, aborting every call at once.
-      // Past ~24.8 days the call is aborted early, which is still before the lease ends.
-      Math.min(MAX_TIMER_MS, Math.max(0, fireAt - Date.now())),
-    );
-    timer.unref();
-    this.timers.set(key, timer);
-    return controller.signal;
+  constructor(
+    readonly intentId: string,
+    readonly attempt: number,
+    /** When to fire (epoch ms), before the lease ends in the database. */
+    readonly fireAt: number,
+  ) {}
+
+  /** Aborts before the lease ends. */
+  get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.fired) this.controller.abort(this.reason());
+    }
+    return this.controller.signal;
   }
 
-  /** Clears the timer of (`intentId`, `attempt`), if it is still armed. */
-  disarm(intentId: string, attempt: number): void {
-    const key = `${intentId}:${attempt}`;
-    const timer = this.timers.get(key);
-    if (timer === undefined) return;
-    clearTimeout(timer);
-    this.timers.delete(key);
+  /** Runs `listener` once when the lease fires (at once if it has). One listener: run()'s race. */
+  whenEnding(listener: () => void): void {
+    if (this.fired) listener();
+    else this.listener = listener;
+  }
+
+  /** @internal called by {@link LeaseTimers} */
+  fire(): void {
+    this.fired = true;
+    this.controller?.abort(this.reason());
+    const listener = this.listener;
+    this.listener = undefined;
+    listener?.();
+  }
+
+  /** @internal called by {@link LeaseTimers} when the attempt is settled */
+  forgetListener(): void {
+    this.listener = undefined;
+  }
+
+  private reason(): LeaseEndingError {
+    return new LeaseEndingError(this.intentId, this.attempt);
   }
 }
 
-/** Resolves once `signal` has fired (at once if it already has). */
-export function whenAborted(signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+/**
+ * The leases this process holds: a queue ordered by when each must fire, behind ONE unref'd timer set for
+ * the earliest. A setTimeout + clearTimeout per call cost about as much as the rest of the lease bookkeeping
+ * (bench/ profile); here arming is a Map entry and a link at the queue's tail (every lease of a ledger has
+ * the same length, so a new one almost always fires last), and settling unlinks it without touching the
+ * timer. A timer that wakes for a lease already settled finds nothing due and is set for the new earliest.
+ * Leases are also found by (intent, attempt): the two-phase API settles an attempt by its id and number.
+ */
+export class LeaseTimers {
+  private readonly leases = new Map<string, AttemptLease>();
+  private first: AttemptLease | undefined;
+  private last: AttemptLease | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = Number.POSITIVE_INFINITY;
+
+  /** Starts the lease of (`intentId`, `attempt`); it fires at `fireAt` (epoch ms) unless disarmed first. */
+  arm(intentId: string, attempt: number, fireAt: number): AttemptLease {
+    const lease = new AttemptLease(intentId, attempt, fireAt);
+    const key = leaseKey(intentId, attempt);
+    const replaced = this.leases.get(key);
+    if (replaced !== undefined) this.unlink(replaced);
+    this.leases.set(key, lease);
+    this.insert(lease);
+    if (fireAt < this.timerAt) this.schedule(fireAt);
+    return lease;
+  }
+
+  /** Settles the lease of (`intentId`, `attempt`): it will not fire. A no-op if it fired or is unknown. */
+  disarm(intentId: string, attempt: number): void {
+    const key = leaseKey(intentId, attempt);
+    const lease = this.leases.get(key);
+    if (lease === undefined) return;
+    this.leases.delete(key);
+    this.unlink(lease);
+    lease.forgetListener();
+  }
+
+  /** Walks back from the tail to keep the queue ordered; a lease claimed late but sent early goes before. */
+  private insert(lease: AttemptLease): void {
+    let before = this.last;
+    while (before !== undefined && before.fireAt > lease.fireAt) before = before.previous;
+    lease.previous = before;
+    lease.next = before === undefined ? this.first : before.next;
+    if (lease.next === undefined) this.last = lease;
+    else lease.next.previous = lease;
+    if (before === undefined) this.first = lease;
+    else before.next = lease;
+  }
+
+  private unlink(lease: AttemptLease): void {
+    if (lease.previous === undefined) this.first = lease.next;
+    else lease.previous.next = lease.next;
+    if (lease.next === undefined) this.last = lease.previous;
+    else lease.next.previous = lease.previous;
+    lease.previous = undefined;
+    lease.next = undefined;
+  }
+
+  private schedule(at: number): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(
+      () => this.fireDue(),
+      // Clamped to what setTimeout can count: beyond it Node fires after 1 ms. A wake before anything is due
+      // simply sets the timer again.
+      Math.min(MAX_TIMER_MS, Math.max(0, at - Date.now())),
+    );
+    // Calls still in flight never hold the process open.
+    this.timer.unref();
+  }
+
+  private fireDue(): void {
+    this.timer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
+    const now = Date.now();
+    while (this.first !== undefined && this.first.fireAt <= now) {
+      const lease = this.first;
+      this.unlink(lease);
+      this.leases.delete(leaseKey(lease.intentId, lease.attempt));
+      lease.fire();
+    }
+    if (this.first !== undefined) this.schedule(this.first.fireAt);
+  }
+}
+
+function leaseKey(intentId: string, attempt: number): string {
+  return `${intentId}:${attempt}`;
 }

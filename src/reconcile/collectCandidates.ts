@@ -49,10 +49,10 @@ export async function collectCandidates(db: Queryable, input: CandidateInput): P
   let inCoverage: string | undefined;
   if (input.lookup) {
     absence = `(EXISTS (SELECT 1 FROM rec_looked_up l WHERE l.intent_id = i.id AND l.attempt = i.attempt AND l.items = 0)
-                AND a.started_at + ${lag} <= now())`;
+                AND i.attempt_started_at + ${lag} <= now())`;
   } else if (input.coverage) {
     params.push(input.coverage.from, input.coverage.to);
-    inCoverage = `(a.started_at >= $5::timestamptz AND a.started_at + ${lag} <= $6::timestamptz)`;
+    inCoverage = `(i.attempt_started_at >= $5::timestamptz AND i.attempt_started_at + ${lag} <= $6::timestamptz)`;
     const conditions = [inCoverage, matchKeyPresent(input.match)];
     if (input.rowsRejected > 0) conditions.push(notRejected(input.match));
     // `false` after the coverage test rather than instead of it: every statement below must still use
@@ -65,16 +65,14 @@ export async function collectCandidates(db: Queryable, input: CandidateInput): P
   }
   const columns = `i.id AS intent_id, i.attempt,
             CASE WHEN i.status = 'completed' THEN 'settled' ELSE 'stuck' END AS role,
-            i.status, i.reference, i.partner_reference, i.amount, i.currency, i.created_at, a.started_at,
-            a.started_at + ${lag} AS visible_by,
+            i.status, i.reference, i.partner_reference, i.amount, i.currency, i.created_at,
+            i.attempt_started_at AS started_at, i.attempt_started_at + ${lag} AS visible_by,
             ${absence} AS absence_proves,
             i.created_at < now() - $4 * interval '1 millisecond' AS past_deadline`;
-  const withAttempt = 'JOIN intent_attempts a ON a.intent_id = i.id AND a.attempt = i.attempt';
   const settledInCoverage = inCoverage
     ? `UNION ALL
        SELECT ${columns}
          FROM intents i
-         ${withAttempt}
         WHERE i.settled_at >= $5::timestamptz AND i.partner = $1 AND i.status = 'completed'
           AND (${inCoverage} OR EXISTS (SELECT 1 FROM rec_match m WHERE m.intent_id = i.id))`
     : '';
@@ -82,7 +80,6 @@ export async function collectCandidates(db: Queryable, input: CandidateInput): P
     `CREATE TEMP TABLE rec_intents ON COMMIT DROP AS
      SELECT ${columns}
        FROM intents i
-       ${withAttempt}
       WHERE i.partner = $1 AND ${stuckCondition('i', '$3')}
      ${settledInCoverage}`,
     params,
@@ -97,7 +94,6 @@ export async function collectCandidates(db: Queryable, input: CandidateInput): P
       `INSERT INTO rec_intents
        SELECT ${columns}
          FROM intents i
-         ${withAttempt}
         WHERE i.partner = $1 AND i.status = 'completed' ${notCollected}
           AND i.id IN (SELECT m.intent_id FROM rec_match m)
           AND NOT ${stuckCondition('i', '$3')}`,

@@ -77,12 +77,11 @@ export async function matchByAmount(
 ): Promise<void> {
   await db.query(
     `CREATE TEMP TABLE rec_amount_intents ON COMMIT DROP AS
-     SELECT i.id AS intent_id, i.amount, i.currency, a.started_at
+     SELECT i.id AS intent_id, i.amount, i.currency, i.attempt_started_at AS started_at
        FROM intents i
-       JOIN intent_attempts a ON a.intent_id = i.id AND a.attempt = i.attempt
       CROSS JOIN (SELECT min(executed_at) AS lo, max(executed_at) AS hi FROM rec_report) span
       WHERE i.partner = $1 AND i.amount IS NOT NULL AND i.currency IS NOT NULL
-        AND a.started_at BETWEEN span.lo - $2 * interval '1 millisecond' AND span.hi + $2 * interval '1 millisecond'`,
+        AND i.attempt_started_at BETWEEN span.lo - $2 * interval '1 millisecond' AND span.hi + $2 * interval '1 millisecond'`,
     [partner, windowMs],
   );
   await db.query('CREATE INDEX ON rec_amount_intents (currency, started_at)');

@@ -11,7 +11,7 @@ export interface Resolution {
  * Settles the stuck candidates the evidence decides, into `rec_resolved (intent_id, attempt, resolution)`:
  * - at least one execution on record -> `completed`, with the partner reference of the earliest one;
  * - none, and its absence is proven (see collectCandidates) -> `not_executed`, which the next claim retries.
- * The current attempt row gets the same resolution, by whom and when.
+ * The current attempt row gets the same resolution, by whom and when (see {@link resolveAttempt}).
  *
  * Fenced: each UPDATE repeats the stuck condition and the attempt number in its WHERE. A caller's answer
  * committed after the candidates were read (or still uncommitted, holding the row) is seen by PostgreSQL
@@ -37,15 +37,12 @@ export async function resolveStuckIntents(
      ), done AS (
        UPDATE intents i
           SET status = 'completed', partner_reference = COALESCE(d.partner_reference, i.partner_reference),
-              settled_at = now(), updated_at = now(), lease_expires_at = NULL, resolved_by = $3
+              settled_at = now(), updated_at = now(), resolved_by = $3
          FROM decided d
         WHERE i.id = d.intent_id AND i.attempt = d.attempt AND i.partner = $1 AND ${stuckCondition('i', '$2')}
-        RETURNING i.id, i.attempt
+        RETURNING i.id, i.attempt, i.owner, i.attempt_started_at, i.lease_expires_at
      ), attempt AS (
-       UPDATE intent_attempts a
-          SET resolution = 'completed', resolved_by = $3, resolved_at = now()
-         FROM done
-        WHERE a.intent_id = done.id AND a.attempt = done.attempt
+       ${resolveAttempt('completed')}
      )
      INSERT INTO rec_resolved (intent_id, attempt, resolution) SELECT id, attempt, 'completed' FROM done`,
     [input.partner, input.stuckAfterMs, input.resolvedBy],
@@ -58,23 +55,33 @@ export async function resolveStuckIntents(
           AND NOT EXISTS (SELECT 1 FROM rec_evidence e WHERE e.intent_id = c.intent_id)
      ), done AS (
        UPDATE intents i
-          SET status = 'not_executed', settled_at = now(), updated_at = now(), lease_expires_at = NULL,
-              resolved_by = $3,
+          SET status = 'not_executed', settled_at = now(), updated_at = now(), resolved_by = $3,
               reason = jsonb_build_object(
                 'detail', 'absent from the partner report of reconciliation run ' || $4::text ||
                           ', which covers attempt ' || d.attempt || ' started at ' || ${isoUtc('d.started_at')},
                 'runId', $4::text)
          FROM decided d
         WHERE i.id = d.intent_id AND i.attempt = d.attempt AND i.partner = $1 AND ${stuckCondition('i', '$2')}
-        RETURNING i.id, i.attempt
+        RETURNING i.id, i.attempt, i.owner, i.attempt_started_at, i.lease_expires_at
      ), attempt AS (
-       UPDATE intent_attempts a
-          SET resolution = 'not_executed', resolved_by = $3, resolved_at = now()
-         FROM done
-        WHERE a.intent_id = done.id AND a.attempt = done.attempt
+       ${resolveAttempt('not_executed')}
      )
      INSERT INTO rec_resolved (intent_id, attempt, resolution) SELECT id, attempt, 'not_executed' FROM done`,
     [input.partner, input.stuckAfterMs, input.resolvedBy, input.runId],
   );
   return { completed: completed.rowCount ?? 0, notExecuted: notExecuted.rowCount ?? 0 };
+}
+
+/**
+ * SQL (a CTE body over `done`, the intents just resolved, by `$3`): the resolved attempt's row gets the
+ * resolution. An attempt the caller reported `unknown` has its row already; one whose worker died mid-call
+ * is described by the intent row alone (migration 0006) and gets its row here, without an outcome, since
+ * the caller never reported one.
+ */
+function resolveAttempt(resolution: 'completed' | 'not_executed'): string {
+  return `INSERT INTO intent_attempts AS a (intent_id, attempt, owner, started_at, lease_expires_at, resolution,
+                                           resolved_by, resolved_at)
+       SELECT id, attempt, owner, attempt_started_at, lease_expires_at, '${resolution}', $3, now() FROM done
+       ON CONFLICT (intent_id, attempt) DO UPDATE
+          SET resolution = EXCLUDED.resolution, resolved_by = EXCLUDED.resolved_by, resolved_at = EXCLUDED.resolved_at`;
 }

@@ -1,3 +1,4 @@
+import { preparedStatement } from './preparedStatement.js';
 import type { PreparedQueryable } from './queryable.js';
 
 export interface ClaimInput {
@@ -19,13 +20,23 @@ export interface ClaimedRow {
   lease_expires_at: Date;
 }
 
+const CLAIM_NEW = preparedStatement(
+  'intent_ledger_claim_new',
+  `INSERT INTO intents (partner, operation, key, fingerprint, reference, amount, currency, status, attempt,
+                        lease_expires_at, owner, partner_honours_key)
+   VALUES ($1, $2, $3, $4, $5, $6::numeric, $7, 'in_progress', 1, now() + $8 * interval '1 millisecond', $9, $10)
+   ON CONFLICT ON CONSTRAINT intents_partner_key_unique DO NOTHING
+   RETURNING id, attempt, lease_expires_at`,
+);
+
 /**
  * Claims attempt 1 of a new (partner, key) in ONE statement, or returns nothing when the intent exists.
  *
  * Why a conditional insert and not "select, then insert": two consumers handed the same redelivered message
  * would both see "nothing there" and both call the partner. With `ON CONFLICT DO NOTHING`, PostgreSQL
  * serialises the contenders on the unique index: exactly one inserts; the others wait for its commit and get
- * no row. The attempt row is written by the same statement, so a claim never exists without its attempt.
+ * no row. The intent row describes the attempt it claims (attempt, owner, attempt_started_at, lease): no
+ * attempt row is written until the attempt ends other than by completing (migration 0006).
  *
  * Why DO NOTHING and a separate re-claim ({@link reclaimIntent}) rather than one `ON CONFLICT DO UPDATE ...
  * WHERE <claimable>`: DO UPDATE locks the existing row even when its WHERE is false, so every duplicate
@@ -38,20 +49,8 @@ export async function claimNewIntent(
   db: PreparedQueryable,
   input: ClaimInput,
 ): Promise<ClaimedRow | undefined> {
-  const result = await db.query<ClaimedRow>({
-    name: 'intent_ledger_claim_new',
-    text: `WITH claimed AS (
-       INSERT INTO intents (partner, operation, key, fingerprint, reference, amount, currency, status, attempt,
-                            lease_expires_at, owner, partner_honours_key)
-       VALUES ($1, $2, $3, $4, $5, $6::numeric, $7, 'in_progress', 1, now() + $8 * interval '1 millisecond', $9, $10)
-       ON CONFLICT ON CONSTRAINT intents_partner_key_unique DO NOTHING
-       RETURNING id, attempt, lease_expires_at
-     ), attempt AS (
-       INSERT INTO intent_attempts (intent_id, attempt, owner, lease_expires_at)
-       SELECT id, attempt, $9, lease_expires_at FROM claimed
-     )
-     SELECT id, attempt, lease_expires_at FROM claimed`,
-    values: [
+  const result = await db.query<ClaimedRow>(
+    CLAIM_NEW([
       input.partner,
       input.operation,
       input.key,
@@ -62,7 +61,7 @@ export async function claimNewIntent(
       input.leaseMs,
       input.owner,
       input.partnerHonoursKey,
-    ],
-  });
+    ]),
+  );
   return result.rows[0];
 }

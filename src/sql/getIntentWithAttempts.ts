@@ -15,7 +15,7 @@ export async function getIntentWithAttempts(
   const row = intent.rows[0];
   if (!row) return null;
   const attempts = await db.query<AttemptRow>(
-    'SELECT * FROM intent_attempts WHERE intent_id = $1 ORDER BY attempt',
+    'SELECT * FROM intent_attempt_history WHERE intent_id = $1 ORDER BY attempt',
     [row.id],
   );
   return toIntent(row, attempts.rows);
@@ -27,7 +27,7 @@ export async function getIntentById(db: Queryable, intentId: string): Promise<In
   const row = intent.rows[0];
   if (!row) return null;
   const attempts = await db.query<AttemptRow>(
-    'SELECT * FROM intent_attempts WHERE intent_id = $1 ORDER BY attempt',
+    'SELECT * FROM intent_attempt_history WHERE intent_id = $1 ORDER BY attempt',
     [row.id],
   );
   return toIntent(row, attempts.rows);

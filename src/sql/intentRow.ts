@@ -13,8 +13,11 @@ export interface IntentRow {
   currency: string | null;
   status: IntentStatus;
   attempt: number;
+  /** The current attempt's lease; kept once the intent is settled (migration 0006). */
   lease_expires_at: Date | null;
   owner: string | null;
+  /** When the current attempt was claimed. */
+  attempt_started_at: Date;
   partner_honours_key: boolean;
   partner_reference: string | null;
   response: Json | null;
@@ -25,6 +28,7 @@ export interface IntentRow {
   settled_at: Date | null;
 }
 
+/** A row of the `intent_attempt_history` view (migration 0006): a stored attempt, or the intent's current one. */
 export interface AttemptRow {
   intent_id: string;
   attempt: number;
@@ -53,7 +57,8 @@ export function toIntent(row: IntentRow, attempts: AttemptRow[]): Intent {
     currency: row.currency,
     status: row.status,
     attempt: row.attempt,
-    leaseExpiresAt: row.lease_expires_at,
+    // A settled intent holds no lease; the row keeps the last one for the attempt's history.
+    leaseExpiresAt: row.settled_at === null ? row.lease_expires_at : null,
     owner: row.owner,
     partnerHonoursKey: row.partner_honours_key,
     partnerReference: row.partner_reference,

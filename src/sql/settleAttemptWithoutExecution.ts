@@ -7,7 +7,9 @@ export type FailedOutcome = 'rejected' | 'not_executed' | 'unknown';
 /**
  * Records a failed attempt: `rejected` and `not_executed` settle the intent, `unknown` parks it for the
  * reconciler. Fenced like completion: only the current attempt of an `in_progress` intent, so a stale worker
- * cannot overwrite a newer attempt or a reconciler's decision. Returns false when nothing was written.
+ * cannot overwrite a newer attempt or a reconciler's decision. Returns false when nothing was written. The
+ * attempt gets its row here, from what the intent row says of it (migration 0006); a row written before
+ * 0006 is completed instead.
  */
 export async function settleAttemptWithoutExecution(
   db: Queryable,
@@ -17,13 +19,15 @@ export async function settleAttemptWithoutExecution(
     `WITH failed AS (
        UPDATE intents
           SET status = $3, reason = $4::jsonb, resolved_by = $5, updated_at = now(),
-              lease_expires_at = CASE WHEN $3 = 'unknown' THEN lease_expires_at END,
               settled_at = CASE WHEN $3 = 'unknown' THEN NULL ELSE now() END
         WHERE id = $1 AND attempt = $2 AND status = 'in_progress'
-        RETURNING id
+        RETURNING id, attempt, owner, attempt_started_at, lease_expires_at
      ), attempt AS (
-       UPDATE intent_attempts SET outcome = $3, ended_at = now(), error = $4::jsonb
-        WHERE intent_id = $1 AND attempt = $2 AND outcome IS NULL AND EXISTS (SELECT 1 FROM failed)
+       INSERT INTO intent_attempts AS a (intent_id, attempt, owner, started_at, lease_expires_at, ended_at, outcome, error)
+       SELECT id, attempt, owner, attempt_started_at, lease_expires_at, now(), $3, $4::jsonb FROM failed
+       ON CONFLICT (intent_id, attempt) DO UPDATE
+          SET outcome = EXCLUDED.outcome, ended_at = EXCLUDED.ended_at, error = EXCLUDED.error
+        WHERE a.outcome IS NULL
      )
      SELECT id FROM failed`,
     [input.intentId, input.attempt, input.outcome, JSON.stringify(input.reason), input.by],

@@ -234,7 +234,7 @@ describe('faults: broker redelivery (RabbitMQ, consumer processes killed mid-str
       await sql.query<IntentRow>(
         `SELECT i.reference, i.status, i.attempt, i.partner_reference, coalesce(i.lease_expires_at > now(), false) AS lease_running,
                 a.owner AS last_owner, a.outcome AS last_outcome
-           FROM intents i JOIN intent_attempts a ON a.intent_id = i.id AND a.attempt = i.attempt
+           FROM intents i JOIN intent_attempt_history a ON a.intent_id = i.id AND a.attempt = i.attempt
           WHERE i.reference LIKE $1`,
         [`${runTag}-order-%`],
       )

@@ -586,7 +586,7 @@ describe('faults: crash points (worker processes killed with SIGKILL at each poi
     expect((await sql.query('SELECT 1 FROM discrepancies')).rowCount).to.equal(0);
     // Attempts: the dead workers' attempts keep their owner and no outcome; the reconciler's word is on them.
     const attempts = await sql.query<{ owner: string; outcome: string | null; resolution: string | null }>(
-      `SELECT a.owner, a.outcome, a.resolution FROM intent_attempts a WHERE a.owner LIKE 'doomed-%'`,
+      `SELECT a.owner, a.outcome, a.resolution FROM intent_attempt_history a WHERE a.owner LIKE 'doomed-%'`,
     );
     for (const attempt of attempts.rows) {
       const variant = attempt.owner.replace(/^doomed-/, '').replace(/-\d+$/, '') as Variant;

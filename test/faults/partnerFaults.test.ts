@@ -315,7 +315,7 @@ describe('faults: partner faults over real loopback HTTP', function () {
     /** Asserts the attempt was settled as unknown while its lease still ran (compared in SQL). */
     async function expectUnknownRecordedInsideLease(intentId: string) {
       const { rows } = await sql.query<{ outcome: string; inside: boolean }>(
-        `SELECT outcome, ended_at < lease_expires_at AS inside FROM intent_attempts WHERE intent_id = $1 AND attempt = 1`,
+        `SELECT outcome, ended_at < lease_expires_at AS inside FROM intent_attempt_history WHERE intent_id = $1 AND attempt = 1`,
         [intentId],
       );
       expect(rows[0]).to.deep.equal({ outcome: 'unknown', inside: true });

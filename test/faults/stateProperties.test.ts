@@ -168,7 +168,7 @@ interface IntentState {
 async function readIntents(sql: Pool, where = 'TRUE', params: unknown[] = []): Promise<IntentState[]> {
   const intents = await sql.query<Omit<IntentState, 'attempts'>>(
     `SELECT id, key, reference, status, attempt, partner_reference, response, reason, resolved_by, settled_at,
-            partner_honours_key, coalesce(lease_expires_at > now(), false) AS lease_running
+            partner_honours_key, coalesce(settled_at IS NULL AND lease_expires_at > now(), false) AS lease_running
        FROM intents WHERE ${where} ORDER BY id`,
     params,
   );
@@ -176,7 +176,7 @@ async function readIntents(sql: Pool, where = 'TRUE', params: unknown[] = []): P
   const attempts = await sql.query<AttemptState & { intent_id: string }>(
     `SELECT intent_id, attempt, owner, outcome, resolution, partner_reference, lease_expires_at > now() AS lease_running,
             started_at, ended_at, resolved_at
-       FROM intent_attempts WHERE intent_id = ANY($1::bigint[]) ORDER BY intent_id, attempt`,
+       FROM intent_attempt_history WHERE intent_id = ANY($1::bigint[]) ORDER BY intent_id, attempt`,
     [intents.rows.map((i) => i.id)],
   );
   return intents.rows.map((i) => ({ ...i, attempts: attempts.rows.filter((a) => a.intent_id === i.id) }));
@@ -214,7 +214,7 @@ async function dbNow(sql: Pool): Promise<Date> {
 /** Invariant 1, after every action: never two attempts of one intent with no outcome whose leases both run. */
 async function assertOneInFlight(sql: Pool): Promise<void> {
   const twice = await sql.query(
-    `SELECT intent_id, count(*)::int AS n FROM intent_attempts
+    `SELECT intent_id, count(*)::int AS n FROM intent_attempt_history
       WHERE outcome IS NULL AND lease_expires_at > now() GROUP BY intent_id HAVING count(*) > 1`,
   );
   expect(twice.rows, 'two attempts in flight for one intent').to.deep.equal([]);

@@ -64,7 +64,7 @@ describe('concurrency: one call in flight per (partner, key)', function () {
       [key],
     );
     const attempts = await sql.query(
-      'SELECT a.attempt, a.outcome FROM intent_attempts a JOIN intents i ON i.id = a.intent_id WHERE i.key = $1 ORDER BY a.attempt',
+      'SELECT a.attempt, a.outcome FROM intent_attempt_history a JOIN intents i ON i.id = a.intent_id WHERE i.key = $1 ORDER BY a.attempt',
       [key],
     );
     return { intents: intent.rows, attempts: attempts.rows };
@@ -356,7 +356,7 @@ describe('concurrency: one call in flight per (partner, key)', function () {
       `SELECT count(DISTINCT i.id) AS intents,
               count(DISTINCT i.id) FILTER (WHERE i.status = 'completed' AND i.attempt = 1) AS completed,
               count(a.attempt) AS attempts
-         FROM intents i LEFT JOIN intent_attempts a ON a.intent_id = i.id
+         FROM intents i LEFT JOIN intent_attempt_history a ON a.intent_id = i.id
         WHERE i.key = ANY ($1)`,
       [keys.map((s) => s.key)],
     );

@@ -37,7 +37,7 @@ describe('database outage: the ledger never calls the partner blind and never in
       key,
     ]);
     const attempts = await sql.query(
-      'SELECT a.attempt, a.outcome FROM intent_attempts a JOIN intents i ON i.id = a.intent_id WHERE i.key = $1 ORDER BY a.attempt',
+      'SELECT a.attempt, a.outcome FROM intent_attempt_history a JOIN intents i ON i.id = a.intent_id WHERE i.key = $1 ORDER BY a.attempt',
       [key],
     );
     return { intent: intent.rows, attempts: attempts.rows };

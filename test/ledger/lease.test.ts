@@ -33,11 +33,13 @@ describe('lease: a call never outlives its lease, and late answers are not lost'
   async function reconcileAsNotExecuted(intentId: string): Promise<void> {
     await sql.query(
       `WITH i AS (
-         UPDATE intents SET status = 'not_executed', settled_at = now(), updated_at = now(), resolved_by = 'reconciler',
-                            lease_expires_at = NULL
-          WHERE id = $1 RETURNING id, attempt)
-       UPDATE intent_attempts a SET resolution = 'not_executed', resolved_by = 'reconciler', resolved_at = now()
-         FROM i WHERE a.intent_id = i.id AND a.attempt = i.attempt`,
+         UPDATE intents SET status = 'not_executed', settled_at = now(), updated_at = now(), resolved_by = 'reconciler'
+          WHERE id = $1 RETURNING id, attempt, owner, attempt_started_at, lease_expires_at)
+       INSERT INTO intent_attempts AS a (intent_id, attempt, owner, started_at, lease_expires_at, resolution,
+                                         resolved_by, resolved_at)
+       SELECT id, attempt, owner, attempt_started_at, lease_expires_at, 'not_executed', 'reconciler', now() FROM i
+       ON CONFLICT (intent_id, attempt) DO UPDATE
+          SET resolution = EXCLUDED.resolution, resolved_by = EXCLUDED.resolved_by, resolved_at = EXCLUDED.resolved_at`,
       [intentId],
     );
   }
@@ -90,7 +92,7 @@ describe('lease: a call never outlives its lease, and late answers are not lost'
     // Compared on PostgreSQL's clock, the one the lease is defined on: the outcome was written inside the lease.
     const row = await sql.query(
       `SELECT i.status, i.settled_at, a.outcome, a.ended_at < a.lease_expires_at AS ended_within_lease
-         FROM intents i JOIN intent_attempts a ON a.intent_id = i.id WHERE i.key = $1`,
+         FROM intents i JOIN intent_attempt_history a ON a.intent_id = i.id WHERE i.key = $1`,
       [s.key],
     );
     expect(row.rows).to.deep.equal([
@@ -122,7 +124,7 @@ describe('lease: a call never outlives its lease, and late answers are not lost'
     expect(
       (
         await sql.query(
-          'SELECT ended_at < lease_expires_at AS ok FROM intent_attempts WHERE intent_id = $1',
+          'SELECT ended_at < lease_expires_at AS ok FROM intent_attempt_history WHERE intent_id = $1',
           [intent.id],
         )
       ).rows,

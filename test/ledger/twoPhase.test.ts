@@ -40,7 +40,7 @@ describe('two-phase: begin / complete / reject / notExecuted / unknown, fenced b
       [intentId],
     );
     const attempts = await sql.query(
-      'SELECT attempt, outcome, partner_reference, ended_at IS NOT NULL AS ended FROM intent_attempts WHERE intent_id = $1 ORDER BY attempt',
+      'SELECT attempt, outcome, partner_reference, ended_at IS NOT NULL AS ended FROM intent_attempt_history WHERE intent_id = $1 ORDER BY attempt',
       [intentId],
     );
     const discrepancies = await sql.query(
@@ -346,7 +346,39 @@ describe('two-phase: begin / complete / reject / notExecuted / unknown, fenced b
       expect(old).to.include({ replayed: false, attempt: 2, partnerReference: 'NSU-same' });
       const newer = await ledger.complete(c2.intentId, 2, { partnerReference: 'NSU-same' });
       expect(newer).to.include({ replayed: true, partnerReference: 'NSU-same' });
-      expect((await state(c1.intentId)).discrepancies).to.deep.equal([]);
+      const after = await state(c1.intentId);
+      expect(after.discrepancies).to.deep.equal([]);
+      // The history says which attempt's answer it was: attempt 2 never answered (it has its own row
+      // since the intent row now describes the completion, not attempt 2).
+      expect(after.attempts).to.deep.equal([
+        { attempt: 1, outcome: 'completed', partner_reference: 'NSU-same', ended: true },
+        { attempt: 2, outcome: null, partner_reference: null, ended: false },
+      ]);
+    });
+
+    it('the older attempt answering while the newer is in progress: the history keeps both as they were', async () => {
+      const s = spec({ partnerHonoursKey: true });
+      const c1 = await claim(s, 1);
+      await expire(c1.intentId); // the worker died mid-call: no outcome, lease over
+      const c2 = await claim(s, 2);
+      expect((await state(c1.intentId)).attempts).to.deep.equal([
+        { attempt: 1, outcome: null, partner_reference: null, ended: false },
+        { attempt: 2, outcome: null, partner_reference: null, ended: false },
+      ]);
+      await ledger.complete(c1.intentId, 1, { partnerReference: 'NSU-1' });
+      expect((await state(c2.intentId)).attempts).to.deep.equal([
+        { attempt: 1, outcome: 'completed', partner_reference: 'NSU-1', ended: true },
+        { attempt: 2, outcome: null, partner_reference: null, ended: false },
+      ]);
+      const rows = await sql.query(
+        'SELECT attempt, started_at, lease_expires_at FROM intent_attempts WHERE intent_id = $1 ORDER BY attempt',
+        [c1.intentId],
+      );
+      // Each row keeps its own attempt's lease: attempt 1's ended, attempt 2's is the one begin() returned.
+      expect(rows.rows.map((r) => r.attempt)).to.deep.equal([1, 2]);
+      expect(rows.rows[0].lease_expires_at.getTime()).to.be.below(Date.now());
+      expect(rows.rows[1].lease_expires_at.getTime()).to.equal(c2.leaseExpiresAt.getTime());
+      expect(rows.rows[1].started_at.getTime()).to.be.at.least(rows.rows[0].started_at.getTime());
     });
 
     it('two different partner references for one honoured key are a late completion (it executed twice)', async () => {

@@ -128,11 +128,12 @@ describe('reconcile: CSV report outcomes', () => {
       attempt: 1,
       partner_reference: 'NSU-FOUND',
       resolved_by: by,
-      lease_expires_at: null,
       resolution: 'completed',
       attempt_resolved_by: by,
     });
     expect(row.settled_at).to.be.instanceOf(Date);
+    // Settled: no lease held any more (the row keeps the attempt's, for its history).
+    expect((await fx.ledger.get(partner, spec(partner, 'found').key))?.leaseExpiresAt).to.equal(null);
     expect(row.resolved_at).to.be.instanceOf(Date);
     // The caller replays the reconciled result and the partner is not called again.
     let calls = 0;
@@ -204,8 +205,8 @@ describe('reconcile: CSV report outcomes', () => {
       status: 'not_executed',
       resolved_by: `reconciler:run-${report.runId}`,
       resolution: 'not_executed',
-      lease_expires_at: null,
     });
+    expect((await fx.ledger.get(partner, spec(partner, 'absent').key))?.leaseExpiresAt).to.equal(null);
     const attempts: number[] = [];
     const result = await fx.ledger.run(spec(partner, 'absent'), async (context) => {
       attempts.push(context.attempt);

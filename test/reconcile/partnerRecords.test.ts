@@ -22,10 +22,15 @@ import {
 describe('reconcile: partner records keep their links consistent', () => {
   const fx = useReconcileFixture('rec_records');
 
-  async function reconciled(name: string) {
+  /** A run over one intent, whose attempt was `completed` by its caller or ended `unknown` (then resolved). */
+  async function reconciled(name: string, ended: 'completed' | 'unknown' = 'completed') {
     const partner = partnerName(name);
     const base = minutes(await dbNow(fx.sql), -60);
-    const intentId = await completedIntent(fx.ledger, spec(partner, `${partner}-1`), 'NSU-1');
+    const intentSpec = spec(partner, `${partner}-1`);
+    const intentId =
+      ended === 'completed'
+        ? await completedIntent(fx.ledger, intentSpec, 'NSU-1')
+        : await unknownIntent(fx.ledger, intentSpec);
     await place(fx.sql, intentId, { startedAt: base });
     const file = writeCsv(fx.dir, `${partner}.csv`, [
       { reference: `${partner}-1`, nsu: `${partner}-NSU-1`, amount: '10.00', executedAt: minutes(base, 1) },
@@ -50,7 +55,8 @@ describe('reconcile: partner records keep their links consistent', () => {
   }
 
   it('a deleted intent takes its attempts with it and leaves its records without a link', async () => {
-    const { partner, intentId } = await reconciled('unlink');
+    // Unknown, then resolved by the run: its attempt has a row of its own (a completed one is the intent's).
+    const { partner, intentId } = await reconciled('unlink', 'unknown');
     const attempts = async (id: string) =>
       (await fx.sql.query('SELECT attempt FROM intent_attempts WHERE intent_id = $1', [id])).rowCount;
     // Another intent's attempts stay.

@@ -33,10 +33,11 @@ describe('reconcile: a 200k-row report', function () {
     // missing; <= 201,000: stuck, absent. The last two groups start an hour into the coverage.
     await fx.sql.query(
       `INSERT INTO intents (partner, operation, key, fingerprint, reference, amount, currency, status, attempt,
-                            lease_expires_at, created_at, settled_at, partner_reference, resolved_by)
+                            lease_expires_at, created_at, attempt_started_at, settled_at, partner_reference,
+                            resolved_by)
        SELECT $1, 'charge', 'k-' || g, 'fp', 's-' || g, 10.00, 'BRL', s.status, 1,
               CASE WHEN s.status = 'unknown' THEN now() - interval '1 hour' END,
-              s.started_at, CASE WHEN s.status = 'completed' THEN now() END,
+              s.started_at, s.started_at, CASE WHEN s.status = 'completed' THEN now() END,
               CASE WHEN s.status = 'completed' THEN 'NSU-' || g END, 'caller'
          FROM generate_series(1, 201000) g
         CROSS JOIN LATERAL (

@@ -133,11 +133,11 @@ export async function place(
     [intentId, at.startedAt],
   );
   await sql.query(
-    `UPDATE intents SET created_at = $2,
+    `UPDATE intents SET created_at = $2, attempt_started_at = $4,
             lease_expires_at = CASE WHEN status IN ('unknown', 'in_progress') THEN now() - $3::interval
                                     ELSE lease_expires_at END
       WHERE id = $1`,
-    [intentId, at.createdAt ?? at.startedAt, at.leaseEndedAgo ?? '1 hour'],
+    [intentId, at.createdAt ?? at.startedAt, at.leaseEndedAgo ?? '1 hour', at.startedAt],
   );
 }
 
@@ -252,7 +252,7 @@ export async function intentRow(sql: Pool, intentId: string) {
   const result = await sql.query(
     `SELECT i.status, i.attempt, i.partner_reference, i.resolved_by, i.settled_at, i.lease_expires_at,
             a.resolution, a.resolved_by AS attempt_resolved_by, a.resolved_at
-       FROM intents i JOIN intent_attempts a ON a.intent_id = i.id AND a.attempt = i.attempt
+       FROM intents i JOIN intent_attempt_history a ON a.intent_id = i.id AND a.attempt = i.attempt
       WHERE i.id = $1`,
     [intentId],
   );

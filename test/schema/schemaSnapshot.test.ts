@@ -56,6 +56,10 @@ async function describeSchema(client: Client): Promise<string> {
       JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
      WHERE NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid)
      ORDER BY c.relname`);
+  const views = await client.query<{ line: string }>(`
+    SELECT format(E'CREATE VIEW %I AS\n%s', c.relname, pg_get_viewdef(c.oid, true)) AS line
+      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
+     WHERE c.relkind = 'v' ORDER BY c.relname`);
   const routines = await client.query<{ line: string }>(`
     SELECT pg_get_functiondef(p.oid) AS line FROM pg_proc p
       JOIN pg_namespace n ON n.oid = p.pronamespace AND n.nspname = 'public' ORDER BY p.proname`);
@@ -69,6 +73,7 @@ async function describeSchema(client: Client): Promise<string> {
       ...tables.rows.map((table) => `CREATE TABLE ${table.name} (\n${table.columns}\n);`),
       constraints.rows.map((row) => row.line).join('\n'),
       indexes.rows.map((row) => row.line).join('\n'),
+      ...views.rows.map((row) => row.line.trim()),
       ...routines.rows.map((row) => row.line.trim()),
       triggers.rows.map((row) => row.line).join('\n'),
     ].join('\n\n') + '\n'
