@@ -11,9 +11,10 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * ninth put the two within noise), up to 34 µs less server CPU and 40-120 B less WAL per call.
  *
  * What the key guaranteed, kept:
- * - an attempt's intent exists: attempt rows are inserted only by claimNewIntent and reclaimIntent, each in
- *   the statement that inserts or updates the intent (a CTE on its RETURNING), so an attempt is written only
- *   for an intent row that statement holds, and committed with it. Nothing else inserts attempts.
+ * - an attempt's intent exists: attempt rows are inserted only in the statement that inserts or updates the
+ *   intent (a CTE on its RETURNING), so an attempt is written only for an intent row that statement holds,
+ *   and committed with it: by claimNewIntent and reclaimIntent here; since 0006, by reclaimIntent and the
+ *   statements that settle an attempt (completeAttempt, settleAttemptWithoutExecution, resolveStuckIntents).
  * - deleting an intent deletes its attempts (what ON DELETE CASCADE did): `intents_delete_attempts`, a
  *   statement-level trigger, as 0003 does for the partner records of deleted intents. It is named to fire
  *   before `intents_unlink_partner_records`, where the cascade used to run too (row-level, before statement

@@ -1,13 +1,13 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * 0006: the attempt running now, or the one that completed the intent, is described by the intent row
- * itself; `intent_attempts` keeps every other attempt. `intent_attempt_history` shows both as one history.
+ * 0006: the attempt running now, or the one its caller completed, is described by the intent row itself;
+ * `intent_attempts` keeps the other attempts. `intent_attempt_history` shows both as one history.
  *
  * Why: a claim wrote an attempt row and its completion updated it, two more writes (heap, index, WAL) on
  * the path of every partner call for a row that repeated the intent's own columns. bench/ledgerCandidates.ts
- * measured the ledger's two statements without them, on fresh copies of the tables with every index, at
- * concurrency 32: 0.88 -> 1.06 of the baseline's throughput in the same run (docs/PERFORMANCE.md).
+ * measures the ledger's two statements with and without them, on fresh copies of the tables with every
+ * index, at concurrency 32 (docs/PERFORMANCE.md: 0.84 -> 0.98 of the baseline's throughput in one run).
  *
  * What each attempt's history keeps, and where:
  * - the current attempt: `intents.attempt`, `owner`, `attempt_started_at` (new here), `lease_expires_at` (now
@@ -15,28 +15,40 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  *   and, once the caller completes it, `settled_at`, `partner_reference`, `response`.
  * - an attempt row is written as soon as the attempt ends any other way: rejected, not executed or unknown
  *   (by the caller), resolved by a reconciliation run, or left behind by a re-claim (its lease ended with no
- *   answer). A late answer updates that row, as before.
+ *   answer); and for the current attempt, without an outcome, when an older attempt's answer completes the
+ *   intent (a partner that honours our key). A late answer updates the row, as before.
  * So an intent in progress never has a row for its current attempt: the rows written before this migration
  * for attempts still running are deleted (the intent row holds all they said). Other rows written before it
- * stay as they are, and the view prefers a stored row to the intent's. Stop processes of the previous
- * version before migrating: one would still write a row at its claim, and the history would show that row
- * without the outcome the new version records on the intent. As
- * 0005 requires, each statement that writes an attempt row does so from the RETURNING of the statement that
- * writes its intent.
+ * stay, and the view prefers a stored row to the intent's. Each statement that writes an attempt row does so
+ * from the RETURNING of the statement that writes its intent, as 0005 requires.
+ *
+ * Upgrading: stop every process of the previous version (consumers and reconcilers) before this runs. An old
+ * re-claim would not move `attempt_started_at`, and reconciliation now reads an attempt's start from it: the
+ * trigger `intents_attempt_started` moves it whenever `attempt` changes, so such a start is never the previous
+ * attempt's. What stays wrong with old writers running: an old claim writes a row for the running attempt,
+ * which the history then shows without the outcome recorded on the intent. The table rewrite below holds an
+ * exclusive lock on `intents` for as long as it takes (about 10 s per million intents on the benchmark
+ * machine).
  */
 export class CurrentAttemptOnIntent1000000000006 implements MigrationInterface {
   name = 'CurrentAttemptOnIntent1000000000006';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query('ALTER TABLE intents ADD COLUMN attempt_started_at timestamptz');
+    // Each current attempt's start, and its lease for the settled ones (the ledger used to clear it on
+    // settling; a re-claim copies it into the row it leaves behind, a NOT NULL column).
     await queryRunner.query(`
-      UPDATE intents i SET attempt_started_at = a.started_at
+      UPDATE intents i SET attempt_started_at = a.started_at,
+                           lease_expires_at = coalesce(i.lease_expires_at, a.lease_expires_at)
         FROM intent_attempts a
        WHERE a.intent_id = i.id AND a.attempt = i.attempt`);
-    // Only an intent written around the ledger lacks its attempt row: its last change is the best guess.
-    await queryRunner.query(
-      'UPDATE intents SET attempt_started_at = updated_at WHERE attempt_started_at IS NULL',
-    );
+    // Only an intent written around the ledger lacks its attempt row: its creation for a first attempt, else
+    // its last change, is the best guess (no lease is known: one ending at that start).
+    await queryRunner.query(`
+      UPDATE intents
+         SET attempt_started_at = CASE WHEN attempt = 1 THEN created_at ELSE updated_at END,
+             lease_expires_at = coalesce(lease_expires_at, CASE WHEN attempt = 1 THEN created_at ELSE updated_at END)
+       WHERE attempt_started_at IS NULL`);
     // A running attempt is described by its intent row alone from now on (its completion then writes only
     // the intent): rows written for attempts still running move there, having nothing the intent lacks.
     await queryRunner.query(`
@@ -47,6 +59,16 @@ export class CurrentAttemptOnIntent1000000000006 implements MigrationInterface {
     await queryRunner.query(`
       ALTER TABLE intents ALTER COLUMN attempt_started_at SET DEFAULT now(),
                           ALTER COLUMN attempt_started_at SET NOT NULL`);
+    await queryRunner.query(`
+      CREATE FUNCTION intents_attempt_started() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        NEW.attempt_started_at := now();
+        RETURN NEW;
+      END $$`);
+    await queryRunner.query(`
+      CREATE TRIGGER intents_attempt_started BEFORE UPDATE OF attempt ON intents
+        FOR EACH ROW WHEN (NEW.attempt IS DISTINCT FROM OLD.attempt)
+        EXECUTE FUNCTION intents_attempt_started()`);
     await queryRunner.query(`
       CREATE VIEW intent_attempt_history AS
       SELECT a.intent_id, a.attempt, a.owner, a.started_at, a.lease_expires_at, a.ended_at, a.outcome,
@@ -76,6 +98,8 @@ export class CurrentAttemptOnIntent1000000000006 implements MigrationInterface {
       'UPDATE intents SET lease_expires_at = NULL WHERE settled_at IS NOT NULL AND lease_expires_at IS NOT NULL',
     );
     await queryRunner.query('DROP VIEW intent_attempt_history');
+    await queryRunner.query('DROP TRIGGER intents_attempt_started ON intents');
+    await queryRunner.query('DROP FUNCTION intents_attempt_started');
     await queryRunner.query('ALTER TABLE intents DROP COLUMN attempt_started_at');
   }
 }

@@ -45,8 +45,11 @@ export function canonicalJson(value: unknown): string {
     case 'object': {
       if (Array.isArray(value)) {
         let text = '[';
-        for (let i = 0; i < value.length; i++)
-          text += `${i === 0 ? '' : ','}${canonicalJson(value[i] ?? null)}`;
+        for (let i = 0; i < value.length; i++) {
+          if (i > 0) text += ',';
+          // A hole stays empty, as map() and join() wrote it: the digest of every stored payload is kept.
+          if (i in value) text += canonicalJson(value[i] ?? null);
+        }
         return `${text}]`;
       }
       if (value instanceof Date) return JSON.stringify(value.toISOString());

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { LeaseEndingError } from './leaseEndingError.js';
 
 /** The longest delay setTimeout accepts (2^31 - 1 ms). */
@@ -22,7 +23,7 @@ export class AttemptLease {
   constructor(
     readonly intentId: string,
     readonly attempt: number,
-    /** When to fire (epoch ms), before the lease ends in the database. */
+    /** When to fire, on {@link LeaseTimers.now}'s clock, before the lease ends in the database. */
     readonly fireAt: number,
   ) {}
 
@@ -67,21 +68,31 @@ export class AttemptLease {
  * the same length, so a new one almost always fires last), and settling unlinks it without touching the
  * timer. A timer that wakes for a lease already settled finds nothing due and is set for the new earliest.
  * Leases are also found by (intent, attempt): the two-phase API settles an attempt by its id and number.
+ *
+ * Deadlines are on a monotonic clock ({@link LeaseTimers.now}), never the wall clock: a wall clock stepped
+ * back (NTP, a resumed VM) would otherwise find nothing due when the timer wakes and let a call outlive its
+ * lease, which the previous timer per lease, counting down a delay, never did.
  */
 export class LeaseTimers {
+  /** The clock of every deadline: milliseconds, monotonic. */
+  static now(): number {
+    return performance.now();
+  }
+
   private readonly leases = new Map<string, AttemptLease>();
   private first: AttemptLease | undefined;
   private last: AttemptLease | undefined;
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
 
-  /** Starts the lease of (`intentId`, `attempt`); it fires at `fireAt` (epoch ms) unless disarmed first. */
+  /**
+   * Starts the lease of (`intentId`, `attempt`); it fires at `fireAt` ({@link LeaseTimers.now}'s clock) unless
+   * disarmed first. Arming the same pair again (an id reused after the intents were truncated) finds the new
+   * lease from then on; the older one still fires at its time.
+   */
   arm(intentId: string, attempt: number, fireAt: number): AttemptLease {
     const lease = new AttemptLease(intentId, attempt, fireAt);
-    const key = leaseKey(intentId, attempt);
-    const replaced = this.leases.get(key);
-    if (replaced !== undefined) this.unlink(replaced);
-    this.leases.set(key, lease);
+    this.leases.set(leaseKey(intentId, attempt), lease);
     this.insert(lease);
     if (fireAt < this.timerAt) this.schedule(fireAt);
     return lease;
@@ -125,7 +136,7 @@ export class LeaseTimers {
       () => this.fireDue(),
       // Clamped to what setTimeout can count: beyond it Node fires after 1 ms. A wake before anything is due
       // simply sets the timer again.
-      Math.min(MAX_TIMER_MS, Math.max(0, at - Date.now())),
+      Math.min(MAX_TIMER_MS, Math.max(0, at - LeaseTimers.now())),
     );
     // Calls still in flight never hold the process open.
     this.timer.unref();
@@ -134,11 +145,12 @@ export class LeaseTimers {
   private fireDue(): void {
     this.timer = undefined;
     this.timerAt = Number.POSITIVE_INFINITY;
-    const now = Date.now();
+    const now = LeaseTimers.now();
     while (this.first !== undefined && this.first.fireAt <= now) {
       const lease = this.first;
       this.unlink(lease);
-      this.leases.delete(leaseKey(lease.intentId, lease.attempt));
+      const key = leaseKey(lease.intentId, lease.attempt);
+      if (this.leases.get(key) === lease) this.leases.delete(key);
       lease.fire();
     }
     if (this.first !== undefined) this.schedule(this.first.fireAt);

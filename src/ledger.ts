@@ -140,8 +140,9 @@ export class Ledger {
     };
     for (let round = 0; round < MAX_CLAIM_ROUNDS; round++) {
       // Timed from before the claim is sent: PostgreSQL starts the lease later than this, so the abort
-      // computed from here always fires before the lease really ends, whatever the network latency.
-      const sentAt = Date.now();
+      // computed from here always fires before the lease really ends, whatever the network latency. On the
+      // lease timers' monotonic clock: a wall clock stepped meanwhile moves nothing.
+      const sentAt = LeaseTimers.now();
       // try/catch here rather than through `database()`: a wrapper's closure and async frame per call stay
       // alive across the round trip, and what survives young-generation GC is the class's largest cost
       // beside its SQL (docs/PERFORMANCE.md).

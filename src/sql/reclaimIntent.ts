@@ -27,7 +27,7 @@ const RECLAIM = preparedStatement(
         RETURNING i.*
      ), left_behind AS (
        INSERT INTO intent_attempts (intent_id, attempt, owner, started_at, lease_expires_at)
-       SELECT p.id, p.attempt, p.owner, p.attempt_started_at, p.lease_expires_at
+       SELECT p.id, p.attempt, p.owner, p.attempt_started_at, coalesce(p.lease_expires_at, p.attempt_started_at)
          FROM previous p
         WHERE EXISTS (SELECT 1 FROM reclaimed)
        ON CONFLICT (intent_id, attempt) DO NOTHING
@@ -49,7 +49,8 @@ const RECLAIM = preparedStatement(
  * re-checks its WHERE against the committed row, so exactly one wins, and `previous` holds the attempt it
  * replaces as committed (an UPDATE's RETURNING shows only the new values). That attempt keeps a row: one
  * that ended (not executed, unknown) has it already; one whose lease ran out gets it here, without an
- * outcome (migration 0006). A loser's read half may still show the row as it was before the winner's commit
+ * outcome (migration 0006); the coalesce is for an intent a previous version settled, which cleared its
+ * lease (the row it left is there already, but NOT NULL is checked before the conflict). A loser's read half may still show the row as it was before the winner's commit
  * (same snapshot); the caller then simply asks again.
  */
 export async function reclaimIntent(

@@ -8,8 +8,8 @@ export type FailedOutcome = 'rejected' | 'not_executed' | 'unknown';
  * Records a failed attempt: `rejected` and `not_executed` settle the intent, `unknown` parks it for the
  * reconciler. Fenced like completion: only the current attempt of an `in_progress` intent, so a stale worker
  * cannot overwrite a newer attempt or a reconciler's decision. Returns false when nothing was written. The
- * attempt gets its row here, from what the intent row says of it (migration 0006); a row written before
- * 0006 is completed instead.
+ * attempt gets its row here, from what the intent row says of it (migration 0006); should it have one
+ * already (written by a previous version still running), that row is completed instead.
  */
 export async function settleAttemptWithoutExecution(
   db: Queryable,

@@ -232,7 +232,7 @@ describe('faults: broker redelivery (RabbitMQ, consumer processes killed mid-str
   const intentsOf = async (runTag: string): Promise<IntentRow[]> =>
     (
       await sql.query<IntentRow>(
-        `SELECT i.reference, i.status, i.attempt, i.partner_reference, coalesce(i.lease_expires_at > now(), false) AS lease_running,
+        `SELECT i.reference, i.status, i.attempt, i.partner_reference, coalesce(i.settled_at IS NULL AND i.lease_expires_at > now(), false) AS lease_running,
                 a.owner AS last_owner, a.outcome AS last_outcome
            FROM intents i JOIN intent_attempt_history a ON a.intent_id = i.id AND a.attempt = i.attempt
           WHERE i.reference LIKE $1`,
@@ -610,7 +610,7 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 
 async function waitForLeasesToEnd(sql: Pool, runTag: string): Promise<void> {
   const { rows } = await sql.query<{ ms: number }>(
     `SELECT greatest(0, ceil(extract(epoch FROM max(lease_expires_at) - clock_timestamp()) * 1000))::int AS ms
-       FROM intents WHERE reference LIKE $1`,
+       FROM intents WHERE reference LIKE $1 AND settled_at IS NULL`,
     [`${runTag}-order-%`],
   );
   if (rows[0]?.ms) await new Promise((resolve) => setTimeout(resolve, rows[0].ms + 50));

@@ -482,7 +482,9 @@ describe('faults: crash points (worker processes killed with SIGKILL at each poi
     const started = Date.now();
     await waitFor(
       'every lease of the killed workers to end',
-      async () => (await sql.query('SELECT 1 FROM intents WHERE lease_expires_at > now()')).rowCount === 0,
+      async () =>
+        (await sql.query('SELECT 1 FROM intents WHERE settled_at IS NULL AND lease_expires_at > now()'))
+          .rowCount === 0,
       CHILD_LEASE_MS + 10_000,
       50,
     );

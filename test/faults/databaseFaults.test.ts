@@ -239,7 +239,7 @@ describe('faults: PostgreSQL stopped and restarted in the middle of a load', fun
       partner_reference: string | null;
       lease_running: boolean;
     }>(
-      `SELECT reference, status, partner_reference, coalesce(lease_expires_at > now(), false) AS lease_running
+      `SELECT reference, status, partner_reference, coalesce(settled_at IS NULL AND lease_expires_at > now(), false) AS lease_running
          FROM intents WHERE reference LIKE $1`,
       [`${runTag}-%`],
     );

@@ -625,7 +625,8 @@ class LeaseEnds extends Action {
 async function endLeases(world: World, key: string | null): Promise<void> {
   await world.sql.query(
     `UPDATE intents SET lease_expires_at = now() - interval '1 hour'
-      WHERE partner = $1 AND ($2::text IS NULL OR key = $2) AND lease_expires_at > now() - interval '1 hour'`,
+      WHERE partner = $1 AND ($2::text IS NULL OR key = $2) AND settled_at IS NULL
+        AND lease_expires_at > now() - interval '1 hour'`,
     [PARTNER, key],
   );
   await world.sql.query(

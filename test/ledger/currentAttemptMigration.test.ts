@@ -42,9 +42,10 @@ describe('migration 0006: the current attempt on the intent row, over data writt
       (
         await sql.query<{ id: string }>(
           `INSERT INTO intents (partner, operation, key, fingerprint, status, attempt, lease_expires_at, owner,
-                                partner_reference, settled_at, updated_at)
+                                partner_reference, settled_at, created_at, updated_at)
            VALUES ('acme-pay', 'charge', $1, 'fp-' || $1, $2, 1, $3::timestamptz, 'old-worker',
-                   CASE WHEN $2 = 'completed' THEN 'NSU-OLD' END, $4::timestamptz, '2026-11-01T12:00:00Z')
+                   CASE WHEN $2 = 'completed' THEN 'NSU-OLD' END, $4::timestamptz, '2026-11-01T09:00:00Z',
+                   '2026-11-01T12:00:00Z')
            RETURNING id`,
           [key, status, lease, settled],
         )
@@ -72,7 +73,16 @@ describe('migration 0006: the current attempt on the intent row, over data writt
     expect(started.rows.map((r) => [r.key, r.attempt_started_at.toISOString()])).to.deep.equal([
       ['running', T1.toISOString()],
       ['completed', T2.toISOString()],
-      ['bare', '2026-11-01T12:00:00.000Z'], // no attempt row (written around the ledger): its last change
+      ['bare', '2026-11-01T09:00:00.000Z'], // no attempt row (written around the ledger), attempt 1: created
+    ]);
+    // Settled intents get back their attempt's lease (the ledger used to clear it), or, with no row, none
+    // known: one ending at the start.
+    const leases = await sql.query<{ key: string; lease_expires_at: Date }>(
+      "SELECT key, lease_expires_at FROM intents WHERE key IN ('completed', 'bare') ORDER BY id",
+    );
+    expect(leases.rows.map((r) => [r.key, r.lease_expires_at.toISOString()])).to.deep.equal([
+      ['completed', new Date(T2.getTime() + 30_000).toISOString()],
+      ['bare', '2026-11-01T09:00:00.000Z'],
     ]);
     const history = await sql.query(
       `SELECT i.key, h.attempt, h.outcome, h.partner_reference, h.started_at
@@ -98,6 +108,26 @@ describe('migration 0006: the current attempt on the intent row, over data writt
     expect(intent?.attempts).to.have.length(1);
     expect(intent?.attempts[0]).to.include({ attempt: 1, outcome: 'completed', partnerReference: 'NSU-NEW' });
     expect(intent?.attempts[0].startedAt.toISOString()).to.equal(T1.toISOString());
+  });
+
+  it('a writer unaware of attempt_started_at (a previous version re-claiming) still moves it with the attempt', async () => {
+    const before = await sql.query<{ attempt_started_at: Date; now: Date }>(
+      "SELECT attempt_started_at, now() FROM intents WHERE key = 'bare'",
+    );
+    const moved = await sql.query<{ attempt: number; attempt_started_at: Date; now: Date }>(
+      "UPDATE intents SET attempt = attempt + 1 WHERE key = 'bare' RETURNING attempt, attempt_started_at, now()",
+    );
+    expect(moved.rows[0].attempt).to.equal(2);
+    expect(moved.rows[0].attempt_started_at.getTime()).to.equal(moved.rows[0].now.getTime());
+    expect(moved.rows[0].attempt_started_at.getTime()).to.be.above(
+      before.rows[0].attempt_started_at.getTime(),
+    );
+    // Statements that do not change the attempt leave its start alone.
+    const kept = await sql.query<{ attempt_started_at: Date }>(
+      "UPDATE intents SET updated_at = now() + interval '1 minute' WHERE key = 'bare' RETURNING attempt_started_at",
+    );
+    expect(kept.rows[0].attempt_started_at.getTime()).to.equal(moved.rows[0].attempt_started_at.getTime());
+    await sql.query("UPDATE intents SET attempt = 1 WHERE key = 'bare'");
   });
 
   it('down() gives every attempt its row back and settled intents no lease, then drops the column and view', async () => {

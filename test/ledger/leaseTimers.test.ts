@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import { LeaseEndingError } from '../../src/leaseEndingError.js';
 import { type AttemptLease, LeaseTimers } from '../../src/leaseTimers.js';
 
-/** Resolves with the time (epoch ms) at which `lease` fires. */
+/** Resolves with the time (the lease clock's) at which `lease` fires. */
 function firedAt(lease: AttemptLease): Promise<number> {
-  return new Promise((resolve) => lease.whenEnding(() => resolve(Date.now())));
+  return new Promise((resolve) => lease.whenEnding(() => resolve(LeaseTimers.now())));
 }
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -16,7 +16,7 @@ const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe('lease timers: each lease fires on time, once, and never after it is settled', () => {
   it('fires a lease armed later but due earlier on time, and the later one on time too', async () => {
     const timers = new LeaseTimers();
-    const start = Date.now();
+    const start = LeaseTimers.now();
     const late = timers.arm('1', 1, start + 300);
     const early = timers.arm('2', 1, start + 80);
     const [earlyAt, lateAt] = await Promise.all([firedAt(early), firedAt(late)]);
@@ -26,7 +26,7 @@ describe('lease timers: each lease fires on time, once, and never after it is se
 
   it('never fires a settled lease, and fires the others behind it', async () => {
     const timers = new LeaseTimers();
-    const start = Date.now();
+    const start = LeaseTimers.now();
     const settled = timers.arm('1', 1, start + 50);
     const kept = timers.arm('2', 1, start + 120);
     let settledFired = false;
@@ -43,9 +43,9 @@ describe('lease timers: each lease fires on time, once, and never after it is se
 
   it('aborts a signal read before it fired, and one first read after it fired', async () => {
     const timers = new LeaseTimers();
-    const readEarly = timers.arm('1', 3, Date.now() + 30);
+    const readEarly = timers.arm('1', 3, LeaseTimers.now() + 30);
     const signal = readEarly.signal;
-    const readLate = timers.arm('2', 1, Date.now() + 30);
+    const readLate = timers.arm('2', 1, LeaseTimers.now() + 30);
     await Promise.all([firedAt(readEarly), firedAt(readLate)]);
     expect(signal.aborted).to.equal(true);
     expect(signal.reason).to.be.instanceOf(LeaseEndingError);
@@ -55,7 +55,7 @@ describe('lease timers: each lease fires on time, once, and never after it is se
 
   it('fires many leases armed in a shuffled order, each at or after its time and in order', async () => {
     const timers = new LeaseTimers();
-    const start = Date.now();
+    const start = LeaseTimers.now();
     const offsets = [40, 10, 70, 20, 60, 30, 50, 90, 80, 100];
     const fired: number[] = [];
     const firings = offsets.map((offset, i) => {
@@ -69,5 +69,58 @@ describe('lease timers: each lease fires on time, once, and never after it is se
     await Promise.all(firings.filter((_, i) => i !== 2));
     await delay(30);
     expect(fired).to.deep.equal([10, 20, 30, 40, 50, 60, 80, 90, 100]);
+  });
+
+  it('fires once: one abort event, one call of the listener', async () => {
+    const timers = new LeaseTimers();
+    const lease = timers.arm('1', 1, LeaseTimers.now() + 20);
+    let aborts = 0;
+    lease.signal.addEventListener('abort', () => aborts++);
+    let endings = 0;
+    lease.whenEnding(() => endings++);
+    await delay(120);
+    timers.disarm('1', 1); // after firing: a no-op
+    await delay(20);
+    expect({ aborts, endings }).to.deep.equal({ aborts: 1, endings: 1 });
+  });
+
+  it('a pair armed again (ids reused after a TRUNCATE) keeps both leases: each fires at its own time', async () => {
+    const timers = new LeaseTimers();
+    const start = LeaseTimers.now();
+    const first = timers.arm('7', 1, start + 40);
+    const second = timers.arm('7', 1, start + 90);
+    const [firstAt, secondAt] = await Promise.all([firedAt(first), firedAt(second)]);
+    expect(firstAt - start).to.be.within(40, 160);
+    expect(secondAt - start).to.be.within(90, 210);
+  });
+
+  it('a deadline beyond what setTimeout can count does not fire now, nor delay the leases due before it', async () => {
+    const timers = new LeaseTimers();
+    const start = LeaseTimers.now();
+    const far = timers.arm('1', 1, start + 2 ** 31 + 60_000);
+    const near = timers.arm('2', 1, start + 50);
+    let farFired = false;
+    far.whenEnding(() => {
+      farFired = true;
+    });
+    const nearAt = await firedAt(near);
+    await delay(50);
+    expect(nearAt - start).to.be.within(50, 170);
+    expect(farFired).to.equal(false);
+    timers.disarm('1', 1);
+  });
+
+  it('keeps time when the wall clock is stepped back (NTP, a resumed VM)', async () => {
+    const timers = new LeaseTimers();
+    const realNow = Date.now;
+    const start = LeaseTimers.now();
+    const lease = timers.arm('1', 1, start + 60);
+    Date.now = () => realNow() - 60_000;
+    try {
+      const at = await firedAt(lease);
+      expect(at - start).to.be.within(60, 180);
+    } finally {
+      Date.now = realNow;
+    }
   });
 });
