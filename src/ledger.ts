@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
+import { callWithinLease } from './callWithinLease.js';
 import type { Classification } from './classify.js';
 import { errorSummary, isConnectionError } from './databaseErrors.js';
 import { IdempotencyKeyConflictError } from './errors/IdempotencyKeyConflictError.js';
@@ -7,10 +8,10 @@ import { IntentInFlightError } from './errors/IntentInFlightError.js';
 import { IntentNotExecutedError } from './errors/IntentNotExecutedError.js';
 import { IntentOutcomeUnknownError } from './errors/IntentOutcomeUnknownError.js';
 import { IntentRejectedError, type RejectionReason } from './errors/IntentRejectedError.js';
-import { LateCompletionError } from './errors/LateCompletionError.js';
 import { LedgerUnavailableError } from './errors/LedgerUnavailableError.js';
 import { intentFingerprint } from './fingerprint.js';
 import { type InboxResult, runInInbox } from './inbox.js';
+import { raiseLateCompletion } from './lateCompletion.js';
 import { type AttemptLease, LeaseTimers } from './leaseTimers.js';
 import type { Logger } from './logger.js';
 import { LedgerMetrics } from './metrics.js';
@@ -20,22 +21,11 @@ import { type ClaimedRow, type ClaimInput, claimNewIntent } from './sql/claimInt
 import { type CompletedRow, type CompletionInput, completeAttempt } from './sql/completeAttempt.js';
 import { correctNotExecutedIntent } from './sql/correctNotExecutedIntent.js';
 import { getIntentById, getIntentWithAttempts } from './sql/getIntentWithAttempts.js';
-import { raiseDiscrepancy } from './sql/raiseDiscrepancy.js';
 import { reclaimIntent } from './sql/reclaimIntent.js';
-import { recordLateAnswer } from './sql/recordLateAnswer.js';
 import { type FailedOutcome, settleAttemptWithoutExecution } from './sql/settleAttemptWithoutExecution.js';
 import { IntentStatus } from './status.js';
-import type {
-  CallContext,
-  CallResult,
-  Claim,
-  Intent,
-  IntentSpec,
-  Json,
-  PartnerCall,
-  Replay,
-  RunResult,
-} from './types.js';
+import type { CallResult, Claim, Intent, IntentSpec, Json, PartnerCall, Replay, RunResult } from './types.js';
+import { inDatabase, unavailable } from './unavailable.js';
 import { validateSpec } from './validateSpec.js';
 import { Workflow } from './workflow.js';
 
@@ -143,7 +133,7 @@ export class Ledger {
       // computed from here always fires before the lease really ends, whatever the network latency. On the
       // lease timers' monotonic clock: a wall clock stepped meanwhile moves nothing.
       const sentAt = LeaseTimers.now();
-      // try/catch here rather than through `database()`: a wrapper's closure and async frame per call stay
+      // try/catch here rather than through `inDatabase()`: a wrapper's closure and async frame per call stay
       // alive across the round trip, and what survives young-generation GC is the class's largest cost
       // beside its SQL (docs/PERFORMANCE.md).
       let fresh: ClaimedRow | undefined;
@@ -159,7 +149,7 @@ export class Ledger {
             attempt: fresh.attempt,
             lease_expires_at: fresh.lease_expires_at,
           } as const)
-        : await this.database('claiming', spec, () => reclaimIntent(this.pool, claimInput));
+        : await inDatabase('claiming', spec, () => reclaimIntent(this.pool, claimInput));
       if (outcome.claimed) {
         this.metrics.claims.inc(labels);
         const lease = this.leaseTimers.arm(
@@ -276,7 +266,7 @@ export class Ledger {
         response,
       };
     }
-    const intent = await this.database('reading the intent', { intentId }, () =>
+    const intent = await inDatabase('reading the intent', { intentId }, () =>
       getIntentById(this.pool, intentId),
     );
     if (!intent) throw new RangeError(`complete: intent ${intentId} does not exist`);
@@ -297,11 +287,17 @@ export class Ledger {
     }
     let corrected = false;
     if (intent.status === IntentStatus.NotExecuted && intent.attempt === attempt) {
-      corrected = await this.database('correcting a not-executed intent', { intentId }, () =>
+      corrected = await inDatabase('correcting a not-executed intent', { intentId }, () =>
         correctNotExecutedIntent(this.pool, { intentId, attempt, partnerReference, response }),
       );
     }
-    return this.raiseLateCompletion(intent, attempt, partnerReference, response, corrected);
+    return raiseLateCompletion(this.pool, this.log, {
+      intent,
+      attempt,
+      partnerReference,
+      response,
+      corrected,
+    });
   }
 
   /** Records that the partner definitely refused `attempt`. Returns false when the attempt was stale. */
@@ -403,65 +399,12 @@ export class Ledger {
     reason: Json,
   ): Promise<boolean> {
     this.leaseTimers.disarm(intentId, attempt);
-    const applied = await this.database(`recording ${outcome}`, { intentId }, () =>
+    const applied = await inDatabase(`recording ${outcome}`, { intentId }, () =>
       settleAttemptWithoutExecution(this.pool, { intentId, attempt, outcome, reason, by: 'caller' }),
     );
     if (!applied)
       this.log.warn({ intentId, attempt, outcome }, 'stale attempt: outcome not recorded (already settled)');
     return applied;
-  }
-
-  private async raiseLateCompletion(
-    intent: Intent,
-    attempt: number,
-    partnerReference: string | null,
-    response: Json | null,
-    corrected: boolean,
-  ): Promise<never> {
-    const context = { partner: intent.partner, key: intent.key, intentId: intent.id };
-    await this.database('recording a late answer', context, () =>
-      recordLateAnswer(this.pool, { intentId: intent.id, attempt, partnerReference, response }),
-    );
-    const discrepancyId = await this.database('raising a late completion', context, () =>
-      raiseDiscrepancy(this.pool, {
-        kind: 'late_completion',
-        partner: intent.partner,
-        intentId: intent.id,
-        attempt,
-        runId: null,
-        reference: intent.reference,
-        partnerReference,
-        amountAtRisk: intent.amount,
-        currency: intent.currency,
-        summary: corrected
-          ? `The partner confirmed attempt ${attempt} after reconciliation had settled it as not executed; ` +
-            'the intent is now completed so it is not charged again. Check why the report missed it.'
-          : `The partner confirmed attempt ${attempt} after the intent was settled as ${intent.status}` +
-            ` (attempt ${intent.attempt}); it may have executed more than once.`,
-        details: {
-          lateAttempt: attempt,
-          settledStatus: intent.status,
-          settledAttempt: intent.attempt,
-          corrected,
-          response,
-        },
-        dedupeKey: `late_completion:${intent.id}:${attempt}`,
-        actor: 'ledger',
-      }),
-    );
-    this.log.error(
-      { partner: intent.partner, key: intent.key, intentId: intent.id, attempt, discrepancyId },
-      'late completion raised',
-    );
-    throw new LateCompletionError({
-      partner: intent.partner,
-      key: intent.key,
-      intentId: intent.id,
-      attempt,
-      discrepancyId,
-      settledAs: intent.status,
-      corrected,
-    });
   }
 
   private listenForLateAnswer(
@@ -520,17 +463,6 @@ export class Ledger {
     }
   }
 
-  private async database<T>(
-    during: string,
-    context: { partner?: string; key?: string; intentId?: string },
-    work: () => Promise<T>,
-  ): Promise<T> {
-    try {
-      return await work();
-    } catch (error) {
-      throw unavailable(during, context, error);
-    }
-  }
   private assertOpen(): void {
     if (this.closed) throw new Error('the ledger is closed');
   }
@@ -543,58 +475,6 @@ interface LeasedClaim {
   attempt: number;
   leaseExpiresAt: Date;
   lease: AttemptLease;
-}
-
-type CallSettled =
-  | { kind: 'ok'; value: CallResult }
-  | { kind: 'error'; error: unknown }
-  /** The call may still answer: `callPromise` is listened to for a late success. */
-  | { kind: 'lease-ending'; callPromise: Promise<CallResult> };
-
-/**
- * Calls the partner and waits for its answer or for the lease to be about to end, whichever comes first.
- * One promise and no listener on the signal: this is on the path of every run(), where every object that
- * lives across the call is garbage the young generation must copy (docs/PERFORMANCE.md). A synchronous
- * throw from the callback is its rejection.
- */
-function callWithinLease(
-  call: PartnerCall,
-  intentId: string,
-  key: string,
-  attempt: number,
-  lease: AttemptLease,
-): Promise<CallSettled> {
-  // An own getter, so a callback that copies its context (`{ ...context }`) still gets the signal.
-  const context: CallContext = {
-    intentId,
-    key,
-    attempt,
-    get signal() {
-      return lease.signal;
-    },
-  };
-  return new Promise((resolve) => {
-    let callPromise: Promise<CallResult>;
-    try {
-      callPromise = Promise.resolve(call(context));
-    } catch (error) {
-      callPromise = Promise.reject(error);
-    }
-    lease.whenEnding(() => resolve({ kind: 'lease-ending', callPromise }));
-    callPromise.then(
-      (value) => resolve({ kind: 'ok', value }),
-      (error: unknown) => resolve({ kind: 'error', error }),
-    );
-  });
-}
-
-/** Why the ledger did not go on: its database failed `during` a step. */
-function unavailable(
-  during: string,
-  context: { partner?: string; key?: string; intentId?: string },
-  cause: unknown,
-): LedgerUnavailableError {
-  return new LedgerUnavailableError({ ...context, during, cause });
 }
 
 function delay(ms: number): Promise<void> {
