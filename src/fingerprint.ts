@@ -1,20 +1,12 @@
 import { hash } from 'node:crypto';
 
 /**
- * sha256 of the payload's canonical JSON (object keys sorted, no whitespace). Only this digest is stored:
- * payloads may hold personal data, and the digest is enough to tell "same call redelivered" from
- * "different call under the same key".
- */
-export function fingerprint(payload: unknown): string {
-  // One-shot hash: half the cost of a Hash object per call, on the path of every ledger.run().
-  return hash('sha256', canonicalJson(payload), 'hex');
-}
-
-/**
- * The fingerprint of an intent: {@link fingerprint} of `{ operation, payload, reference, amount, currency }`,
- * digest for digest, with that outer object written directly in its sorted key order instead of built,
- * listed and sorted on every ledger.run(). `payload` undefined is left out, as canonicalJson leaves out
- * undefined members.
+ * The fingerprint of an intent: sha256 of the canonical JSON (object keys sorted, no whitespace) of
+ * `{ operation, payload, reference, amount, currency }`. Only this digest is stored: payloads may hold
+ * personal data, and the digest is enough to tell "same call redelivered" from "different call under the
+ * same key". The outer object is written directly in its sorted key order instead of built, listed and
+ * sorted on every ledger.run(); `payload` undefined is left out, as canonicalJson leaves out undefined
+ * members. One-shot hash: half the cost of a Hash object per call.
  */
 export function intentFingerprint(
   operation: string,

@@ -4,11 +4,9 @@ import { callWithinLease } from './callWithinLease.js';
 import type { Classification } from './classify.js';
 import { errorSummary, isConnectionError } from './databaseErrors.js';
 import { IdempotencyKeyConflictError } from './errors/IdempotencyKeyConflictError.js';
-import { IntentInFlightError } from './errors/IntentInFlightError.js';
 import { IntentNotExecutedError } from './errors/IntentNotExecutedError.js';
 import { IntentOutcomeUnknownError } from './errors/IntentOutcomeUnknownError.js';
 import { IntentRejectedError, type RejectionReason } from './errors/IntentRejectedError.js';
-import { LedgerUnavailableError } from './errors/LedgerUnavailableError.js';
 import { intentFingerprint } from './fingerprint.js';
 import { type InboxResult, runInInbox } from './inbox.js';
 import { raiseLateCompletion } from './lateCompletion.js';
@@ -17,6 +15,7 @@ import type { Logger } from './logger.js';
 import { LedgerMetrics } from './metrics.js';
 import type { ResolvedLedgerOptions } from './options.js';
 import { type PurgeOptions, type PurgeResult, purgeExpired } from './purge.js';
+import { replayOrRefuse } from './replayOrRefuse.js';
 import { type ClaimedRow, type ClaimInput, claimNewIntent } from './sql/claimIntent.js';
 import { type CompletedRow, type CompletionInput, completeAttempt } from './sql/completeAttempt.js';
 import { correctNotExecutedIntent } from './sql/correctNotExecutedIntent.js';
@@ -188,53 +187,13 @@ export class Ledger {
       ) {
         continue;
       }
-      switch (existing.status) {
-        case IntentStatus.Completed:
-          this.metrics.replays.inc(labels);
-          this.log.info(
-            { ...context, attempt: existing.attempt },
-            'duplicate suppressed: replaying stored result',
-          );
-          return {
-            kind: 'replay',
-            result: {
-              intentId: existing.id,
-              status: 'completed',
-              replayed: true,
-              attempt: existing.attempt,
-              partnerReference: existing.partner_reference,
-              response: existing.response,
-            },
-          };
-        case IntentStatus.Rejected:
-          this.metrics.replays.inc(labels);
-          throw new IntentRejectedError({
-            ...context,
-            reason: existing.reason as RejectionReason,
-            replayed: true,
-          });
-        case IntentStatus.InProgress:
-          if (existing.lease_running) {
-            this.metrics.inFlightRefusals.inc(labels);
-            throw new IntentInFlightError({ ...context, leaseExpiresAt: existing.lease_expires_at as Date });
-          }
-          this.metrics.unknownOutcomes.inc(labels);
-          throw new IntentOutcomeUnknownError({
-            ...context,
-            attempt: existing.attempt,
-            detail: 'its lease ended without an answer (the worker may have died mid-call)',
-          });
-        case IntentStatus.Unknown:
-          this.metrics.unknownOutcomes.inc(labels);
-          throw new IntentOutcomeUnknownError({ ...context, attempt: existing.attempt });
-      }
+      return replayOrRefuse(existing, context, this.metrics, this.log);
     }
-    throw new LedgerUnavailableError({
-      partner: spec.partner,
-      key: spec.key,
-      during: 'claiming',
-      cause: new Error(`the intent kept changing under ${MAX_CLAIM_ROUNDS} claim attempts`),
-    });
+    throw unavailable(
+      'claiming',
+      spec,
+      new Error(`the intent kept changing under ${MAX_CLAIM_ROUNDS} claim attempts`),
+    );
   }
 
   /**

@@ -9,6 +9,11 @@ export interface FoundIntentRow extends IntentRow {
   lease_running: boolean;
 }
 
+/** SQL: intent `alias` has an attempt in progress whose lease has not ended (see `lease_running`). */
+export function leaseRunning(alias: string): string {
+  return `coalesce(${alias}.status = 'in_progress' AND ${alias}.lease_expires_at > now(), false)`;
+}
+
 /** The intent recorded for (partner, key), if any. */
 export async function findIntent(
   db: Queryable,
@@ -16,7 +21,7 @@ export async function findIntent(
   key: string,
 ): Promise<FoundIntentRow | undefined> {
   const result = await db.query<FoundIntentRow>(
-    `SELECT i.*, coalesce(i.status = 'in_progress' AND i.lease_expires_at > now(), false) AS lease_running
+    `SELECT i.*, ${leaseRunning('i')} AS lease_running
        FROM intents i WHERE i.partner = $1 AND i.key = $2`,
     [partner, key],
   );

@@ -1,4 +1,4 @@
-import type { FoundIntentRow } from './findIntent.js';
+import { type FoundIntentRow, leaseRunning } from './findIntent.js';
 import { preparedStatement } from './preparedStatement.js';
 import type { PreparedQueryable } from './queryable.js';
 
@@ -34,7 +34,7 @@ const RECLAIM = preparedStatement(
      )
      SELECT r.*, true AS claimed, true AS lease_running FROM reclaimed r
      UNION ALL
-     SELECT i.*, false AS claimed, coalesce(i.status = 'in_progress' AND i.lease_expires_at > now(), false) AS lease_running
+     SELECT i.*, false AS claimed, ${leaseRunning('i')} AS lease_running
        FROM intents i
       WHERE i.partner = $1 AND i.key = $2 AND NOT EXISTS (SELECT 1 FROM reclaimed)`,
 );
