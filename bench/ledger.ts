@@ -21,14 +21,14 @@
  */
 import { createHash } from 'node:crypto';
 import { Pool, type PoolClient, type QueryConfig } from 'pg';
-import { createLedger, poolOf } from '../src/createLedger.js';
-import type { Ledger } from '../src/ledger.js';
-import type { Logger } from '../src/logger.js';
-import { claimNewIntent as claimIntent } from '../src/sql/claimIntent.js';
-import { completeAttempt } from '../src/sql/completeAttempt.js';
-import { findIntent } from '../src/sql/findIntent.js';
-import type { PreparedQueryable, Queryable } from '../src/sql/queryable.js';
-import type { IntentSpec } from '../src/types.js';
+import type { PreparedQueryable, Queryable } from '../src/database/queryable.js';
+import { createLedger, poolOf } from '../src/ledger/createLedger.js';
+import type { Ledger } from '../src/ledger/ledger.js';
+import { claimNewIntent as claimIntent } from '../src/ledger/sql/claimIntent.js';
+import { completeAttempt } from '../src/ledger/sql/completeAttempt.js';
+import type { Logger } from '../src/shared/logger.js';
+import type { IntentSpec } from '../src/shared/types.js';
+import { findIntent } from './findIntent.js';
 import {
   type BenchServer,
   compareVariants,
@@ -51,7 +51,7 @@ export interface LedgerBenchOptions {
   poolSize?: number;
 }
 
-export interface ConcurrencyFigures {
+interface ConcurrencyFigures {
   concurrency: number;
   ledger: VariantFigures;
   baseline: VariantFigures;
@@ -68,7 +68,7 @@ export interface ConcurrencyFigures {
   cpuRatio: number | null;
 }
 
-export interface ReplayFigures {
+interface ReplayFigures {
   concurrency: number;
   ledger: VariantFigures;
   select: VariantFigures;

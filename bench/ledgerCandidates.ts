@@ -29,10 +29,10 @@
  */
 import { createHash } from 'node:crypto';
 import { Pool, type QueryResult } from 'pg';
-import { createLedger, poolOf } from '../src/createLedger.js';
-import { claimNewIntent as claimIntent } from '../src/sql/claimIntent.js';
-import { completeAttempt } from '../src/sql/completeAttempt.js';
-import { findIntent } from '../src/sql/findIntent.js';
+import { createLedger, poolOf } from '../src/ledger/createLedger.js';
+import { claimNewIntent as claimIntent } from '../src/ledger/sql/claimIntent.js';
+import { completeAttempt } from '../src/ledger/sql/completeAttempt.js';
+import { findIntent } from './findIntent.js';
 import {
   BASELINE_REPLAY,
   BASELINE_SCHEMA,
@@ -58,7 +58,7 @@ import {
   type VariantFigures,
 } from './support.js';
 
-export interface CandidateFigures {
+interface CandidateFigures {
   name: string;
   figures: VariantFigures;
   /** ops/s ÷ the reference's ops/s (baseline for writes, the single SELECT for replays). */

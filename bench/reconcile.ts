@@ -50,7 +50,7 @@ export interface ReconcileBenchOptions {
   profile?: boolean;
 }
 
-export interface EngineFigures {
+interface EngineFigures {
   seconds: number;
   rowsPerSecond: number;
   peakRssMb: number;
@@ -79,7 +79,7 @@ export interface SizeFigures {
   differences: string[];
 }
 
-export interface ProfileFigures {
+interface ProfileFigures {
   reason: string;
   /** What was profiled: the CLI, or the engine child when the CLI could not finish. */
   via: string;

@@ -100,14 +100,14 @@ export async function startBenchServer(): Promise<BenchServer> {
 }
 
 /** The same server URL pointed at another database. */
-export function withDatabase(url: string, database: string): string {
+function withDatabase(url: string, database: string): string {
   const parsed = new URL(url);
   parsed.pathname = `/${database}`;
   return parsed.toString();
 }
 
 /** One statement on its own connection. */
-export async function queryOnce<R extends object = Record<string, unknown>>(
+async function queryOnce<R extends object = Record<string, unknown>>(
   url: string,
   sql: string,
   values?: unknown[],
@@ -122,7 +122,7 @@ export async function queryOnce<R extends object = Record<string, unknown>>(
 }
 
 /** Result of one closed-loop measurement. */
-export interface LoadSample {
+interface LoadSample {
   ops: number;
   seconds: number;
   /** Per-operation latencies in milliseconds, in completion order. */
@@ -135,7 +135,7 @@ export interface LoadSample {
  * is inside it, as a caller would see it). Any error aborts the measurement: a benchmark that silently
  * counts failures as fast operations lies.
  */
-export async function closedLoop(
+async function closedLoop(
   concurrency: number,
   durationMs: number,
   op: (n: number) => Promise<unknown>,
@@ -341,7 +341,7 @@ export function describeFigures(figures: VariantFigures): string {
 }
 
 /** Nearest-rank percentile of `values` (not modified). */
-export function percentile(values: readonly number[], p: number): number {
+function percentile(values: readonly number[], p: number): number {
   if (values.length === 0) return Number.NaN;
   const sorted = Float64Array.from(values).sort();
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
@@ -352,8 +352,4 @@ export function percentile(values: readonly number[], p: number): number {
 export function round(value: number, digits = 2): number {
   const factor = 10 ** digits;
   return Math.round(value * factor) / factor;
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -2,25 +2,29 @@
  * intent-ledger: call partners that cannot deduplicate, exactly once, from at-least-once consumers.
  * Public API; everything else is internal.
  */
-export { type Classification, type Classifier, defaultClassify } from './classify.js';
-export { createLedger } from './createLedger.js';
-export type { Duration } from './duration.js';
-export * from './errors/index.js';
-export type { InboxResult } from './inbox.js';
-export { LeaseEndingError } from './leaseEndingError.js';
-export { Ledger } from './ledger.js';
-export type { Logger } from './logger.js';
-export type { LedgerMetrics } from './metrics.js';
-export type { LedgerOptions } from './options.js';
-export type { PurgeOptions, PurgeResult } from './purge.js';
+export { type Classification, type Classifier, defaultClassify } from './ledger/classify.js';
+export { createLedger } from './ledger/createLedger.js';
+export type { InboxResult } from './ledger/inbox.js';
+export { Ledger } from './ledger/ledger.js';
+export type { LedgerMetrics } from './ledger/metrics.js';
+export type { LedgerOptions } from './ledger/options.js';
+export type { PurgeOptions, PurgeResult } from './ledger/purge.js';
+export { Workflow } from './ledger/workflow.js';
 export {
   type ReconcileOptions,
+  type ReconciliationResult,
   type RunProgress,
+  /** @deprecated The old name of {@link ReconciliationResult}. */
   type RunReport,
   reconcile,
 } from './reconcile/reconcile.js';
 export { defineReconciler, type MatchRule, type ReconcilerConfig } from './reconcile/reconcilerConfig.js';
-export { DiscrepancyKind, DiscrepancyStatus, IntentStatus } from './status.js';
+export { createReviewServer, type ReviewServerOptions } from './review/createReviewServer.js';
+export type { Duration } from './shared/duration.js';
+export * from './shared/errors/index.js';
+export { LeaseEndingError } from './shared/errors/LeaseEndingError.js';
+export type { Logger } from './shared/logger.js';
+export { DiscrepancyKind, DiscrepancyStatus, IntentStatus } from './shared/status.js';
 export type {
   Attempt,
   CallContext,
@@ -32,5 +36,4 @@ export type {
   PartnerCall,
   Replay,
   RunResult,
-} from './types.js';
-export { Workflow } from './workflow.js';
+} from './shared/types.js';

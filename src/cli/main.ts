@@ -10,7 +10,7 @@ import { reconcileCommand, reconcileUsage } from './commands/reconcileCommand.js
 import { resolveCommand, resolveUsage } from './commands/resolveCommand.js';
 import { serveCommand, serveUsage } from './commands/serveCommand.js';
 import { workerCommand, workerUsage } from './commands/workerCommand.js';
-import { UsageError } from './usageError.js';
+import { UsageError } from './errors/UsageError.js';
 
 /** Each command: a function from its arguments to an exit code, and one usage line. */
 const COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; usage: string }> = {

@@ -1,5 +1,5 @@
 import axios from 'axios';
-import type { CallResult } from '../types.js';
+import type { CallResult } from '../shared/types.js';
 
 /** A charge as the demo's consumer asks the (fake) acquirer for it. */
 export interface ChargeRequest {

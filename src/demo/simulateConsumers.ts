@@ -1,9 +1,9 @@
-import { IntentInFlightError } from '../errors/IntentInFlightError.js';
-import { IntentNotExecutedError } from '../errors/IntentNotExecutedError.js';
-import { IntentOutcomeUnknownError } from '../errors/IntentOutcomeUnknownError.js';
-import { IntentRejectedError } from '../errors/IntentRejectedError.js';
-import type { Ledger } from '../ledger.js';
-import type { RunResult } from '../types.js';
+import type { Ledger } from '../ledger/ledger.js';
+import { IntentInFlightError } from '../shared/errors/IntentInFlightError.js';
+import { IntentNotExecutedError } from '../shared/errors/IntentNotExecutedError.js';
+import { IntentOutcomeUnknownError } from '../shared/errors/IntentOutcomeUnknownError.js';
+import { IntentRejectedError } from '../shared/errors/IntentRejectedError.js';
+import type { RunResult } from '../shared/types.js';
 import { charge } from './chargeClient.js';
 import { seededRandom } from './random.js';
 
@@ -90,10 +90,7 @@ export async function simulateConsumers(options: {
 }
 
 /** The order message's content: the same on every delivery, as a broker redelivers it. */
-export function orderMessage(
-  runTag: string,
-  order: number,
-): { reference: string; amount: string; key: string } {
+function orderMessage(runTag: string, order: number): { reference: string; amount: string; key: string } {
   const reference = `${runTag}-order-${order}`;
   return {
     reference,

@@ -1,7 +1,7 @@
 import type { DiscrepancyFilter } from './discrepancyTypes.js';
 
 /** Sort keys a caller may ask for; anything else is refused (never interpolated into SQL). */
-export const DISCREPANCY_SORTS = ['createdAt', 'amountAtRisk', 'partner', 'kind', 'status'] as const;
+const DISCREPANCY_SORTS = ['createdAt', 'amountAtRisk', 'partner', 'kind', 'status'] as const;
 export type DiscrepancySort = (typeof DISCREPANCY_SORTS)[number];
 
 export function isDiscrepancySort(value: unknown): value is DiscrepancySort {

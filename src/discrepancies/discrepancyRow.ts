@@ -1,4 +1,4 @@
-import type { DiscrepancyKind, DiscrepancyStatus } from '../status.js';
+import type { DiscrepancyKind, DiscrepancyStatus } from '../shared/status.js';
 import type { DiscrepancySummary } from './discrepancyTypes.js';
 
 /** `discrepancies` as PostgreSQL returns it: bigint and numeric arrive as strings (exact money). */

@@ -1,5 +1,5 @@
-import type { DiscrepancyKind, DiscrepancyStatus } from '../status.js';
-import type { Intent, Json } from '../types.js';
+import type { DiscrepancyKind, DiscrepancyStatus } from '../shared/status.js';
+import type { Intent, Json } from '../shared/types.js';
 
 /** A discrepancy as finance sees it in lists and exports. Amounts are exact decimal strings. */
 export interface DiscrepancySummary {

@@ -1,7 +1,7 @@
-import { getIntentById } from '../sql/getIntentWithAttempts.js';
-import type { Queryable } from '../sql/queryable.js';
-import type { DiscrepancyStatus } from '../status.js';
-import type { Json } from '../types.js';
+import type { Queryable } from '../database/queryable.js';
+import { getIntentById } from '../ledger/sql/getIntentWithAttempts.js';
+import type { DiscrepancyStatus } from '../shared/status.js';
+import type { Json } from '../shared/types.js';
 import { isDiscrepancyId } from './discrepancyIds.js';
 import { type DiscrepancyRow, SUMMARY_COLUMNS, toSummary } from './discrepancyRow.js';
 import type {
@@ -71,7 +71,7 @@ export async function getHistory(db: Queryable, discrepancyId: string): Promise<
 }
 
 /** Partner rows by id, in id order, each with its run's source (see migration 0004). */
-export async function getPartnerRecords(db: Queryable, ids: readonly string[]): Promise<PartnerRecordView[]> {
+async function getPartnerRecords(db: Queryable, ids: readonly string[]): Promise<PartnerRecordView[]> {
   if (ids.length === 0) return [];
   const result = await db.query<{
     id: string;
@@ -106,7 +106,7 @@ export async function getPartnerRecords(db: Queryable, ids: readonly string[]): 
 }
 
 /** A reconciliation run, or null. */
-export async function getRun(db: Queryable, runId: string): Promise<RunView | null> {
+async function getRun(db: Queryable, runId: string): Promise<RunView | null> {
   const result = await db.query<{
     id: string;
     partner: string;

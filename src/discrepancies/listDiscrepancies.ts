@@ -1,4 +1,4 @@
-import type { Queryable } from '../sql/queryable.js';
+import type { Queryable } from '../database/queryable.js';
 import { DiscrepancyQuery } from './discrepancyQuery.js';
 import { type DiscrepancyRow, SUMMARY_COLUMNS, toSummary } from './discrepancyRow.js';
 import type { DiscrepancyFilter, DiscrepancySummary } from './discrepancyTypes.js';

@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
-import type { DiscrepancyStatus } from '../status.js';
+import type { DiscrepancyStatus } from '../shared/status.js';
 import { normaliseIds } from './discrepancyIds.js';
 import type { ReviewAction } from './discrepancyTypes.js';
 import { ActorRequiredError } from './errors/ActorRequiredError.js';

@@ -1,4 +1,4 @@
-import { DiscrepancyStatus } from '../status.js';
+import { DiscrepancyStatus } from '../shared/status.js';
 import type { ReviewAction } from './discrepancyTypes.js';
 
 /** The review workflow `open -> acknowledged -> resolved | dismissed`: where each action may start and leads. */
@@ -13,7 +13,7 @@ export const TRANSITIONS: Readonly<
   },
 };
 
-export const REVIEW_ACTIONS: readonly ReviewAction[] = ['acknowledge', 'resolve', 'dismiss'];
+const REVIEW_ACTIONS: readonly ReviewAction[] = ['acknowledge', 'resolve', 'dismiss'];
 
 /** Statuses whose discrepancies may still be assigned (someone still has to act on them). */
 export const ASSIGNABLE_STATUSES: readonly DiscrepancyStatus[] = [

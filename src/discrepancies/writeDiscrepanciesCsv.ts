@@ -23,7 +23,7 @@ export const CSV_COLUMNS = [
 ] as const;
 
 /** One CSV record: every cell is a string, already neutralised. */
-export function csvRecord(row: DiscrepancySummary): string[] {
+function csvRecord(row: DiscrepancySummary): string[] {
   const text = (value: string | null) => (value === null ? '' : neutraliseCell(value));
   return [
     text(row.id),

@@ -297,7 +297,7 @@ export interface FakeExecution {
 }
 
 /** What a fault function sees about each request. */
-export interface FakeRequest {
+interface FakeRequest {
   /** 1-based number of the request since the fake started. */
   n: number;
   method: string;

@@ -1,10 +1,10 @@
-import type { Queryable } from '../sql/queryable.js';
+import type { Queryable } from '../database/queryable.js';
 import { collectCandidates, collectNewEvidence, collectStoredEvidence } from './collectCandidates.js';
 import type { Coverage } from './coverage.js';
 import { flagDiscrepancies } from './flagDiscrepancies.js';
 import { raiseFlags } from './raiseFlags.js';
+import type { ReconcilerDiscrepancyKind } from './reconciliationResult.js';
 import { type Resolution, resolveStuckIntents } from './resolveStuckIntents.js';
-import type { ReconcilerDiscrepancyKind } from './runReport.js';
 import type { RunSettings } from './runSettings.js';
 import { findKnownRecords, storePartnerRecords } from './storePartnerRecords.js';
 

@@ -1,4 +1,4 @@
-import type { Queryable } from '../sql/queryable.js';
+import type { Queryable } from '../database/queryable.js';
 import type { Coverage } from './coverage.js';
 import type { ResolvedMatch } from './runSettings.js';
 import { notKnown } from './storePartnerRecords.js';

@@ -1,4 +1,4 @@
-import type { Queryable } from '../sql/queryable.js';
+import type { Queryable } from '../database/queryable.js';
 import type { RunSettings } from './runSettings.js';
 
 export interface Coverage {

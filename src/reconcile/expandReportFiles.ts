@@ -70,7 +70,7 @@ function joinShown(shown: string, name: string): string {
 }
 
 /** One path segment of a glob as an anchored regular expression. */
-export function toMatcher(segment: string): Matcher {
+function toMatcher(segment: string): Matcher {
   if (segment === '**') return '**';
   let source = '';
   for (let i = 0; i < segment.length; i++) {

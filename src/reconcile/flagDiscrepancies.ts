@@ -1,4 +1,4 @@
-import type { Queryable } from '../sql/queryable.js';
+import type { Queryable } from '../database/queryable.js';
 import type { Coverage } from './coverage.js';
 import { isoUtc, money } from './sqlText.js';
 import { stuckCondition } from './stuckCondition.js';
@@ -51,7 +51,7 @@ export async function flagDiscrepancies(
 }
 
 /** An intent with two or more executions on record: at risk is what was executed beyond the intent. */
-export async function flagDuplicates(db: Queryable): Promise<void> {
+async function flagDuplicates(db: Queryable): Promise<void> {
   // The few intents executed twice are found first; only their rows are then aggregated into details. Into a
   // table of their own, ANALYZEd: the planner cannot know how few pass `HAVING count(*) >= 2` (it guessed
   // 323k of the benchmark's 969k intents for 5k) and hashed every candidate and every row again (1.8-1.95 s;
@@ -85,7 +85,7 @@ export async function flagDuplicates(db: Queryable): Promise<void> {
  * difference for amounts; for currencies, where a difference means nothing, the whole executed amount in
  * the currency it was executed in. Which rows differ was noted when `rec_evidence` was built.
  */
-export async function flagMismatches(db: Queryable): Promise<void> {
+async function flagMismatches(db: Queryable): Promise<void> {
   await db.query(
     `INSERT INTO rec_flags
      SELECT 'amount_mismatch', c.intent_id, c.attempt, c.reference, e.partner_reference,
@@ -115,7 +115,7 @@ export async function flagMismatches(db: Queryable): Promise<void> {
 }
 
 /** Completed on our side, inside the coverage, and the partner has no execution of it. */
-export async function flagMissing(db: Queryable, coverage: Coverage): Promise<void> {
+async function flagMissing(db: Queryable, coverage: Coverage): Promise<void> {
   await db.query(
     `INSERT INTO rec_flags
      SELECT 'missing_at_partner', c.intent_id, c.attempt, c.reference, c.partner_reference, c.amount, c.currency,
@@ -145,7 +145,7 @@ export async function flagMissing(db: Queryable, coverage: Coverage): Promise<vo
  * records by identity in partner_records, which has no statistics yet for the million rows just stored.
  * Statuses of matched intents are read again, except those of settled candidates (`completed` is final).
  */
-export async function flagOrphans(db: Queryable, input: { partner: string; source: string }): Promise<void> {
+async function flagOrphans(db: Queryable, input: { partner: string; source: string }): Promise<void> {
   await db.query(
     `CREATE TEMP TABLE rec_orphans ON COMMIT DROP AS
      SELECT r.*, NULL::integer AS intent_attempt, NULL::text AS intent_status, NULL::text AS intent_reference,
@@ -196,7 +196,7 @@ export async function flagOrphans(db: Queryable, input: { partner: string; sourc
  * Stuck past the partner's deadline with nothing on record either way, and still stuck now (an intent a
  * caller settled meanwhile is not flagged). One per (intent, attempt).
  */
-export async function flagUnresolved(db: Queryable, stuckAfterMs: number): Promise<void> {
+async function flagUnresolved(db: Queryable, stuckAfterMs: number): Promise<void> {
   await db.query(
     `INSERT INTO rec_flags
      SELECT 'unresolved', c.intent_id, c.attempt, c.reference, c.partner_reference, c.amount, c.currency,

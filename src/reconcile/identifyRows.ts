@@ -1,4 +1,4 @@
-import type { Queryable } from '../sql/queryable.js';
+import type { Queryable } from '../database/queryable.js';
 
 /** SQL: the identity of staged row `s` without its occurrence number (see {@link identifyRows}). */
 const IDENTITY_BASE = `COALESCE(s.partner_reference,

@@ -1,7 +1,7 @@
-import type { Logger } from '../logger.js';
+import type { Queryable } from '../database/queryable.js';
 import { lookupByReference } from '../reports/lookupPartnerReference.js';
 import type { PartnerRow, ReportItem } from '../reports/partnerRow.js';
-import type { Queryable } from '../sql/queryable.js';
+import type { Logger } from '../shared/logger.js';
 import type { ReconcilerApiSource } from './reconcilerConfig.js';
 import { stuckCondition } from './stuckCondition.js';
 

@@ -1,4 +1,4 @@
-import type { Queryable } from '../sql/queryable.js';
+import type { Queryable } from '../database/queryable.js';
 
 /**
  * Pairs staged report rows with this partner's intents into `rec_match (line, intent_id)` by reference or
@@ -69,7 +69,7 @@ export async function matchReportByAmount(
  * The intents considered are first narrowed to attempts started within the report's time span (plus the
  * window) into a small indexed temp table, so the range join is an index scan per row, not rows x intents.
  */
-export async function matchByAmount(
+async function matchByAmount(
   db: Queryable,
   partner: string,
   tolerance: string,

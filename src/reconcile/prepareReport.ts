@@ -1,8 +1,8 @@
-import { lockPartnerReconciliation } from '../sql/lockPartnerReconciliation.js';
-import type { Queryable } from '../sql/queryable.js';
+import type { Queryable } from '../database/queryable.js';
 import { identifyRows } from './identifyRows.js';
 import { matchReportByAmount, matchStagedRows } from './matchRows.js';
 import type { ResolvedMatch } from './runSettings.js';
+import { lockPartnerReconciliation } from './sql/lockPartnerReconciliation.js';
 
 /**
  * Turns the staged report (`rec_staged`) into what every decision reads: `rec_report` (each row with its

@@ -1,5 +1,5 @@
-import type { Queryable } from '../sql/queryable.js';
-import { type ReconcilerDiscrepancyKind, zeroDiscrepancies } from './runReport.js';
+import type { Queryable } from '../database/queryable.js';
+import { type ReconcilerDiscrepancyKind, zeroDiscrepancies } from './reconciliationResult.js';
 
 /**
  * Raises every flag in `rec_flags` as a discrepancy of run `runId`, with its first history entry (`open`,

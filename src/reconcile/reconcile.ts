@@ -1,15 +1,15 @@
 import { hostname } from 'node:os';
 import type { Pool } from 'pg';
-import { createDefaultLogger, type Logger } from '../logger.js';
+import { createDefaultLogger, type Logger } from '../shared/logger.js';
 import { expandReportFiles } from './expandReportFiles.js';
 import type { ReconcilerConfig } from './reconcilerConfig.js';
+import type { ReconciliationResult } from './reconciliationResult.js';
 import { type RunContext, type RunTarget, runOnce } from './runOnce.js';
 import type { RunProgressListener } from './runProgress.js';
-import type { RunReport } from './runReport.js';
 import { resolveRunSettings } from './runSettings.js';
 
-export type { RunProgress, RunProgressListener } from './runProgress.js';
-export type { ReconcilerDiscrepancyKind, RunReport } from './runReport.js';
+export type { ReconciliationResult, RunReport } from './reconciliationResult.js';
+export type { RunProgress } from './runProgress.js';
 
 export interface ReconcileOptions {
   /** The ledger's database. */
@@ -51,7 +51,7 @@ export interface ReconcileOptions {
  * file. Runs after an aborted one are not started. Throws only for a configuration that cannot work (bad
  * durations, a `file` for an API source) or a database that cannot record runs.
  */
-export async function reconcile(options: ReconcileOptions): Promise<RunReport[]> {
+export async function reconcile(options: ReconcileOptions): Promise<ReconciliationResult[]> {
   const settings = resolveRunSettings(options.reconciler);
   const context: RunContext = {
     pool: options.pool,
@@ -79,7 +79,7 @@ export async function reconcile(options: ReconcileOptions): Promise<RunReport[]>
     targets = [{ type: 'api' }];
   }
 
-  const reports: RunReport[] = [];
+  const reports: ReconciliationResult[] = [];
   for (const [index, target] of targets.entries()) {
     // The slot elects the invocation: its first run carries it, the later files of a glob run under it.
     const slot = index === 0 ? (options.slot ?? null) : null;

@@ -1,6 +1,6 @@
-import type { Duration } from '../duration.js';
 import type { ApiSourceConfig } from '../reports/apiSourceConfig.js';
 import type { CsvSourceConfig } from '../reports/csvSourceConfig.js';
+import type { Duration } from '../shared/duration.js';
 
 /** How partner rows are paired with intents. */
 export type MatchRule =

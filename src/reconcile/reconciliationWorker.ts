@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { type ScheduledTask, schedule } from 'node-cron';
 import type { Pool } from 'pg';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../shared/logger.js';
 import { reconcile } from './reconcile.js';
 import type { ReconcilerConfig } from './reconcilerConfig.js';
 

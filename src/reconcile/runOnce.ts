@@ -1,22 +1,28 @@
 import { performance } from 'node:perf_hooks';
 import type { Pool, PoolClient } from 'pg';
-import type { Logger } from '../logger.js';
-import { PartnerApiError } from '../reports/partnerApiError.js';
+import { PartnerApiError } from '../reports/errors/PartnerApiError.js';
+import { ReportFormatError } from '../reports/errors/ReportFormatError.js';
 import type { ReportItem } from '../reports/partnerRow.js';
 import { readApiReport } from '../reports/readApiReport.js';
 import { readCsvReportBatches } from '../reports/readCsvReport.js';
-import { ReportFormatError } from '../reports/reportFormatError.js';
-import { finishReconciliationRun } from '../sql/finishReconciliationRun.js';
-import { startReconciliationRun } from '../sql/startReconciliationRun.js';
+import type { Logger } from '../shared/logger.js';
 import { applyReport } from './applyReport.js';
 import { fileChecksum, RowChecksum } from './checksum.js';
 import { type Coverage, configuredCoverage, defaultApiWindow } from './coverage.js';
+import { RunAbortedError } from './errors/RunAbortedError.js';
+import { TooManyRejectedRowsError } from './errors/TooManyRejectedRowsError.js';
 import { lookupStuckIntents } from './lookupStuckIntents.js';
 import { prepareReport } from './prepareReport.js';
-import { RunAborted, TooManyRejectedRows } from './runFailure.js';
+import {
+  emptyResult,
+  MAX_RECORDED_REJECTIONS,
+  type ReconciliationResult,
+  zeroDiscrepancies,
+} from './reconciliationResult.js';
 import { type RunProgressListener, reportProgress } from './runProgress.js';
-import { emptyReport, MAX_RECORDED_REJECTIONS, type RunReport, zeroDiscrepancies } from './runReport.js';
 import type { RunSettings } from './runSettings.js';
+import { finishReconciliationRun } from './sql/finishReconciliationRun.js';
+import { startReconciliationRun } from './sql/startReconciliationRun.js';
 import {
   createStagingTable,
   oneByOne,
@@ -56,11 +62,15 @@ export type RunTarget = { type: 'csv'; file: string } | { type: 'api' };
  * Report problems (ReportFormatError, PartnerApiError, too many rejected rows, abort) end as a `failed`
  * run with the reason in `error`; only a database that cannot record the run at all throws.
  */
-export async function runOnce(context: RunContext, target: RunTarget, slot: Date | null): Promise<RunReport> {
+export async function runOnce(
+  context: RunContext,
+  target: RunTarget,
+  slot: Date | null,
+): Promise<ReconciliationResult> {
   const startedAt = performance.now();
   const { settings, pool, signal } = context;
   const source = describeTarget(context, target);
-  const report = emptyReport(settings.partner, source);
+  const report = emptyResult(settings.partner, source);
   const log = context.logger.child({ partner: settings.partner, source });
 
   const runId = await startReconciliationRun(pool, {
@@ -92,7 +102,7 @@ export async function runOnce(context: RunContext, target: RunTarget, slot: Date
     extent: { rows: 0, from: null, to: null } as ReportExtent,
   };
   const checkpoint = () => {
-    if (signal?.aborted) throw new RunAborted();
+    if (signal?.aborted) throw new RunAbortedError();
   };
   try {
     checkpoint();
@@ -159,7 +169,7 @@ export async function runOnce(context: RunContext, target: RunTarget, slot: Date
     timings.readMs = Math.round(performance.now() - phaseStart);
     phaseStart = performance.now();
     if (staged.rowsRead > 0 && staged.rowsRejected / staged.rowsRead > settings.maxRejectedRatio) {
-      throw new TooManyRejectedRows(staged.rowsRejected, staged.rowsRead, settings.maxRejectedRatio);
+      throw new TooManyRejectedRowsError(staged.rowsRejected, staged.rowsRead, settings.maxRejectedRatio);
     }
     reportProgress(context.onProgress, { phase: 'deciding', runId, source, rowsRead: staged.rowsRead });
     checkpoint();
@@ -209,7 +219,7 @@ export async function runOnce(context: RunContext, target: RunTarget, slot: Date
     report.discrepancies = zeroDiscrepancies();
     report.coverage = null;
     const expected =
-      error instanceof RunAborted || error instanceof TooManyRejectedRows || isReportProblem(error);
+      error instanceof RunAbortedError || error instanceof TooManyRejectedRowsError || isReportProblem(error);
     if (expected) log.warn({ runId, error: report.error }, 'reconciliation run failed; nothing applied');
     else
       log.error(
@@ -309,7 +319,7 @@ function describeTarget(context: RunContext, target: RunTarget): string {
 }
 
 function isAbort(error: unknown): boolean {
-  return error instanceof RunAborted || (error instanceof PartnerApiError && error.code === 'aborted');
+  return error instanceof RunAbortedError || (error instanceof PartnerApiError && error.code === 'aborted');
 }
 
 function isReportProblem(error: unknown): boolean {

@@ -1,4 +1,4 @@
-import type { RunReport } from './runReport.js';
+import type { ReconciliationResult } from './reconciliationResult.js';
 
 /**
  * Where one run is, for progress displays (the CLI's bar). A run goes `reading` (zero or more times, rows
@@ -9,7 +9,13 @@ import type { RunReport } from './runReport.js';
  */
 export type RunProgress =
   | { phase: 'reading' | 'deciding'; runId: string; source: string; rowsRead: number }
-  | { phase: 'done'; runId: string; source: string; rowsRead: number; status: RunReport['status'] };
+  | {
+      phase: 'done';
+      runId: string;
+      source: string;
+      rowsRead: number;
+      status: ReconciliationResult['status'];
+    };
 
 /** Receives {@link RunProgress}; called on the run's own path, so it should return quickly. */
 export type RunProgressListener = (progress: RunProgress) => void;

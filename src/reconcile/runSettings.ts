@@ -1,5 +1,5 @@
-import { toMilliseconds } from '../duration.js';
 import type { CsvSourceConfig } from '../reports/csvSourceConfig.js';
+import { toMilliseconds } from '../shared/duration.js';
 import type { ReconcilerApiSource, ReconcilerConfig } from './reconcilerConfig.js';
 
 /** How rows pair with intents, with its defaults applied. */

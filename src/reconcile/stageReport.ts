@@ -1,9 +1,9 @@
 import type { ClientBase } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
+import type { Queryable } from '../database/queryable.js';
 import type { PartnerRow, RejectedRow, ReportItem } from '../reports/partnerRow.js';
-import type { Queryable } from '../sql/queryable.js';
-import { RunAborted } from './runFailure.js';
-import { MAX_REPORTED_REJECTIONS } from './runReport.js';
+import { RunAbortedError } from './errors/RunAbortedError.js';
+import { MAX_REPORTED_REJECTIONS } from './reconciliationResult.js';
 
 /**
  * Rows per COPY. Reading and staging the benchmark's 1M acme-pay rows on its 2-core machine, with the
@@ -19,7 +19,7 @@ import { MAX_REPORTED_REJECTIONS } from './runReport.js';
  * makes the round trip per statement negligible (200 per 1M rows) while the next batch is parsed, keeps
  * memory flat, and lets an abort stop the reading within a batch.
  */
-export const STAGE_BATCH_SIZE = 5_000;
+const STAGE_BATCH_SIZE = 5_000;
 /** Identified rejected records per INSERT into `rec_rejected`. */
 const REJECTED_BATCH_SIZE = 1_000;
 /** A batch is also sent once its COPY text reaches this many bytes (rows with very long values). */
@@ -73,7 +73,7 @@ export async function createStagingTable(db: Queryable): Promise<void> {
 }
 
 /** Appends rows (already in COPY text format, see {@link copyLine}) to `rec_staged` with one COPY. */
-export async function copyStagedRows(db: ClientBase, text: string | Buffer): Promise<void> {
+async function copyStagedRows(db: ClientBase, text: string | Buffer): Promise<void> {
   const stream = db.query(
     copyFrom(
       'COPY rec_staged (line, reference, partner_reference, amount, currency, executed_at_ms) FROM STDIN',
@@ -87,7 +87,7 @@ export async function copyStagedRows(db: ClientBase, text: string | Buffer): Pro
 }
 
 /** One row in COPY's text format: tab-separated, `\N` for null, backslash escapes. */
-export function copyLine(row: PartnerRow): string {
+function copyLine(row: PartnerRow): string {
   return `${row.line}\t${copyText(row.reference)}\t${copyText(row.partnerReference)}\t${row.amount ?? '\\N'}\t${copyText(row.currency)}\t${row.executedAt === null ? '\\N' : row.executedAt.getTime()}\n`;
 }
 
@@ -103,7 +103,7 @@ function copyText(value: string | null): string {
  * Streams a report's items into `rec_staged`, {@link STAGE_BATCH_SIZE} rows per COPY, while the next batch
  * is already being parsed (at most one COPY in flight). Only the current batch and the first rejections are
  * ever held in memory. `onRow` sees every accepted row (for checksums). Counts go into `result` as they are
- * read, so they are known even when staging stops. Throws {@link RunAborted} as soon as `signal` fires;
+ * read, so they are known even when staging stops. Throws {@link RunAbortedError} as soon as `signal` fires;
  * whatever the source throws (a ReportFormatError, a PartnerApiError) propagates and the caller rolls back.
  * The source yields items an array at a time (see readCsvReportBatches; {@link oneByOne} adapts others).
  */
@@ -172,7 +172,7 @@ export async function stageReport(
   try {
     for await (const items of batches) {
       for (const item of items) {
-        if (options.signal?.aborted) throw new RunAborted();
+        if (options.signal?.aborted) throw new RunAbortedError();
         result.rowsRead += 1;
         const problem = item.kind === 'row' ? unstorable(item.row) : undefined;
         if (item.kind === 'rejected' || problem) {
@@ -207,7 +207,7 @@ export async function stageReport(
     // On any exit the last COPY must be settled before the caller rolls back on the same connection.
     await inFlight;
   }
-  if (options.signal?.aborted) throw new RunAborted();
+  if (options.signal?.aborted) throw new RunAbortedError();
   return result;
 }
 

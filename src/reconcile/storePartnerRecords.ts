@@ -1,4 +1,4 @@
-import type { Queryable } from '../sql/queryable.js';
+import type { Queryable } from '../database/queryable.js';
 
 /**
  * Finds the rows of this report that some earlier run already stored (a re-run, overlapping reports), into

@@ -1,5 +1,5 @@
 import { validate as validCron } from 'node-cron';
-import { toMilliseconds } from '../duration.js';
+import { toMilliseconds } from '../shared/duration.js';
 import type { ReconcilerConfig } from './reconcilerConfig.js';
 
 /**

@@ -111,7 +111,7 @@ export interface ApiSourceConfig {
 }
 
 /** The partner hands back an opaque cursor with each page and takes it to give the next one. */
-export interface ApiCursorPagination {
+interface ApiCursorPagination {
   type: 'cursor';
   /**
    * Query parameter that sends the cursor back.
@@ -133,7 +133,7 @@ export interface ApiCursorPagination {
 }
 
 /** The partner numbers its pages; an empty page (or a short one, when `size` is set) ends the listing. */
-export interface ApiPagePagination {
+interface ApiPagePagination {
   type: 'page';
   /**
    * Query parameter for the page number.

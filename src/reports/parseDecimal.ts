@@ -15,8 +15,8 @@ export interface DecimalFormat {
 export type DecimalParseResult = { ok: true; value: string } | { ok: false; reason: string };
 
 /** Matches NUMERIC(30, 10): the widest amount the ledger stores without rounding. */
-export const MAX_INTEGER_DIGITS = 20;
-export const MAX_FRACTION_DIGITS = 10;
+const MAX_INTEGER_DIGITS = 20;
+const MAX_FRACTION_DIGITS = 10;
 
 /**
  * Reads an amount as an exact decimal string (`"-1234.50"`): `.` as separator, no grouping, no

@@ -1,5 +1,6 @@
 import axios from 'axios';
 import type { ResolvedApiSourceConfig } from './apiSourceConfig.js';
+import { PartnerApiError, withoutQuery } from './errors/PartnerApiError.js';
 import { CURRENCY } from './mapApiItem.js';
 import {
   describe,
@@ -8,7 +9,6 @@ import {
   type JsonValue,
   parseJsonKeepingNumbers,
 } from './parseJsonKeepingNumbers.js';
-import { PartnerApiError, withoutQuery } from './partnerApiError.js';
 import type { ApiReadOptions } from './readApiReport.js';
 
 // HTTP: one GET with timeouts, retries and errors that never carry the token

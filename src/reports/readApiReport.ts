@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { type ApiSourceConfig, type ApiWindow, resolveApiSourceConfig } from './apiSourceConfig.js';
+import { PartnerApiError } from './errors/PartnerApiError.js';
 import { mapApiItem } from './mapApiItem.js';
 import { describe, getPath } from './parseJsonKeepingNumbers.js';
-import { PartnerApiError } from './partnerApiError.js';
 import { createPartnerClient, itemsOf, joinUrl } from './partnerClient.js';
 import type { ReportItem } from './partnerRow.js';
 

@@ -8,12 +8,12 @@ import {
   type ResolvedCsvSourceConfig,
   resolveCsvSourceConfig,
 } from './csvSourceConfig.js';
+import { ReportFormatError } from './errors/ReportFormatError.js';
 import { FastSplitter } from './fastSplitter.js';
 import { FileChunks } from './fileChunks.js';
 import { LineSkipper } from './lineSkipper.js';
 import type { ReportItem } from './partnerRow.js';
 import { type HeaderLayout, readHeader } from './readHeader.js';
-import { ReportFormatError } from './reportFormatError.js';
 import { type RowContext, toItem } from './toItem.js';
 
 /**

@@ -1,5 +1,5 @@
 import { CSV_FIELDS, type CsvField, type ResolvedCsvSourceConfig } from './csvSourceConfig.js';
-import { ReportFormatError } from './reportFormatError.js';
+import { ReportFormatError } from './errors/ReportFormatError.js';
 
 interface MappedColumn {
   field: CsvField;

@@ -4,7 +4,7 @@
  */
 import type { DiscrepancyDetail, ReviewAction } from '../discrepancies/discrepancyTypes.js';
 import { allowedActions } from '../discrepancies/transitions.js';
-import type { Attempt } from '../types.js';
+import type { Attempt } from '../shared/types.js';
 import { formatAge, formatInstant, humanise } from './format.js';
 import { html, type SafeHtml } from './html.js';
 import { amountCell, type Flash, kindTag, layout, statusBadge, type Viewer } from './layout.js';

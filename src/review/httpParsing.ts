@@ -44,7 +44,7 @@ export function serializeSessionCookie(name: string, value: string, options: Coo
 }
 
 /** A form field: one value, several (repeated checkboxes), or absent. */
-export type FormValue = string | string[] | undefined;
+type FormValue = string | string[] | undefined;
 export type FormBody = Record<string, FormValue>;
 
 /** `application/x-www-form-urlencoded` into an object; repeated names become arrays. */

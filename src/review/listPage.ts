@@ -3,11 +3,12 @@
  * the sortable table with its bulk acknowledge/resolve form, and paging. Every link keeps the filter.
  */
 import type { DiscrepancySummary } from '../discrepancies/discrepancyTypes.js';
-import type { DiscrepancyStatus } from '../status.js';
+import type { DiscrepancyStatus } from '../shared/status.js';
+import { DISCREPANCY_KINDS, DISCREPANCY_STATUSES } from '../shared/status.js';
 import { formatAge, formatAmount, formatInstant, humanise } from './format.js';
 import { html, type SafeHtml, trusted } from './html.js';
 import { amountCell, type Flash, kindTag, layout, statusBadge, type Viewer } from './layout.js';
-import { KINDS, type ParsedFilter, type SortColumn, STATUSES } from './reviewFilter.js';
+import type { ParsedFilter, SortColumn } from './reviewFilter.js';
 
 function query(params: URLSearchParams, changes: Record<string, string | null>): string {
   const next = new URLSearchParams(params);
@@ -44,7 +45,7 @@ function option(value: string, label: string, selected: boolean): SafeHtml {
 }
 
 /** Totals above the list, for the filter without its status part (from the report's numbers). */
-export interface ListOverview {
+interface ListOverview {
   statusCounts: { status: DiscrepancyStatus; count: number }[];
   openByCurrency: { currency: string | null; count: number; amountAtRisk: string; withoutAmount: number }[];
 }
@@ -67,7 +68,7 @@ export function listPage(view: ListView): string {
   const statusChoices: [string, string][] = [
     ['', 'All statuses'],
     ['open,acknowledged', 'Open or acknowledged'],
-    ...STATUSES.map((s): [string, string] => [s, humanise(s)]),
+    ...DISCREPANCY_STATUSES.map((s): [string, string] => [s, humanise(s)]),
   ];
   if (statusValue && !statusChoices.some(([value]) => value === statusValue))
     statusChoices.push([statusValue, statusValue.split(',').map(humanise).join(' or ')]);
@@ -75,8 +76,8 @@ export function listPage(view: ListView): string {
   const partnerChoices = [...view.partners];
   if (partnerValue && !partnerChoices.includes(partnerValue)) partnerChoices.push(partnerValue);
   const kindValue = (parsed.filter.kind ?? []).join(',');
-  const kindChoices: [string, string][] = KINDS.map((k): [string, string] => [k, humanise(k)]);
-  if (kindValue && !KINDS.includes(kindValue as never))
+  const kindChoices: [string, string][] = DISCREPANCY_KINDS.map((k): [string, string] => [k, humanise(k)]);
+  if (kindValue && !DISCREPANCY_KINDS.includes(kindValue as never))
     kindChoices.push([kindValue, kindValue.split(',').map(humanise).join(' or ')]);
 
   const first = total === 0 ? 0 : parsed.offset + 1;

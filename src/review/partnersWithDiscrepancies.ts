@@ -1,4 +1,4 @@
-import type { Queryable } from '../sql/queryable.js';
+import type { Queryable } from '../database/queryable.js';
 
 const CACHE_MS = 30_000;
 const MAX_PARTNERS = 500;

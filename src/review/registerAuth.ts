@@ -230,7 +230,7 @@ function waitText(seconds: number): string {
  * Where to go after signing in: a path on this site only (`/...`, never `//host` or `/\host`, which
  * browsers treat as another site).
  */
-export function safeNext(value: string): string {
+function safeNext(value: string): string {
   if (!value || value.length > 2000) return '/';
   if (!value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\')) return '/';
   // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point

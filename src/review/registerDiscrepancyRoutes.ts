@@ -10,10 +10,10 @@ import { isDiscrepancyId } from '../discrepancies/discrepancyIds.js';
 import type { DiscrepancyDetail, ReviewAction } from '../discrepancies/discrepancyTypes.js';
 import { getDiscrepancy } from '../discrepancies/getDiscrepancy.js';
 import { listDiscrepancies } from '../discrepancies/listDiscrepancies.js';
-import { renderHtmlReport } from '../discrepancies/renderHtmlReport.js';
-import { reportData } from '../discrepancies/reportData.js';
+import { renderHtmlSummary } from '../discrepancies/renderHtmlSummary.js';
 import { reviewDiscrepancies } from '../discrepancies/reviewDiscrepancies.js';
 import { streamDiscrepancies } from '../discrepancies/streamDiscrepancies.js';
+import { summaryData } from '../discrepancies/summaryData.js';
 import { isReviewAction } from '../discrepancies/transitions.js';
 import { writeDiscrepanciesCsv } from '../discrepancies/writeDiscrepanciesCsv.js';
 import { detailPage } from './detailPage.js';
@@ -45,7 +45,7 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
     const [list, partners, numbers] = await Promise.all([
       listDiscrepancies(pool, pageOf(parsed)),
       partnersWithDiscrepancies(pool),
-      reportData(pool, parsed.filter, { tableLimit: 0 }),
+      summaryData(pool, parsed.filter, { tableLimit: 0 }),
     ]);
     return reply.type('text/html; charset=utf-8').send(
       listPage({
@@ -169,8 +169,8 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
         .send(
           messagePage({ title: 'Bad filter', message: parsed.errors.join('; '), viewer: viewerOf(request) }),
         );
-    const data = await reportData(pool, parsed.filter);
-    return reply.type('text/html; charset=utf-8').send(renderHtmlReport(data));
+    const data = await summaryData(pool, parsed.filter);
+    return reply.type('text/html; charset=utf-8').send(renderHtmlSummary(data));
   });
 
   // ---- JSON API for scripts ------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import { messagePage } from './messagePage.js';
 import type { ReviewSession, SessionStore } from './sessions.js';
 
 /** Who made a request: a script with the bearer token, or a person with a session. */
-export type Auth = { kind: 'bearer' } | { kind: 'session'; session: ReviewSession };
+type Auth = { kind: 'bearer' } | { kind: 'session'; session: ReviewSession };
 
 export interface ReviewContext {
   /** The ledger's database. */

@@ -1,19 +1,16 @@
-import {
-  DISCREPANCY_SORTS,
-  type DiscrepancySort,
-  isDiscrepancySort,
-} from '../discrepancies/discrepancyQuery.js';
+import { type DiscrepancySort, isDiscrepancySort } from '../discrepancies/discrepancyQuery.js';
 import type { DiscrepancyFilter } from '../discrepancies/discrepancyTypes.js';
-import { DiscrepancyKind, DiscrepancyStatus } from '../status.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../discrepancies/listDiscrepancies.js';
+import { parseSince, SinceError } from '../shared/since.js';
+import {
+  DISCREPANCY_KINDS,
+  DISCREPANCY_STATUSES,
+  type DiscrepancyKind,
+  type DiscrepancyStatus,
+} from '../shared/status.js';
 import { type FormBody, field, fieldList } from './httpParsing.js';
 
-export const STATUSES: readonly DiscrepancyStatus[] = Object.values(DiscrepancyStatus);
-export const KINDS: readonly DiscrepancyKind[] = Object.values(DiscrepancyKind);
-export const SORTS = DISCREPANCY_SORTS;
 export type SortColumn = DiscrepancySort;
-
-export const PAGE_SIZE = 50;
-export const MAX_API_LIMIT = 500;
 
 /** What a query string asks for: the filter for the discrepancy functions, the page, and what was wrong. */
 export interface ParsedFilter {
@@ -42,18 +39,20 @@ export function parseFilter(query: FormBody | undefined, options: { api?: boolea
   const filter: DiscrepancyFilter = {};
 
   const statuses = unique(fieldList(query, 'status'));
-  const badStatus = statuses.filter((s) => !STATUSES.includes(s as DiscrepancyStatus));
+  const badStatus = statuses.filter((s) => !DISCREPANCY_STATUSES.includes(s as DiscrepancyStatus));
   if (badStatus.length) errors.push(`unknown status ${badStatus.map(quote).join(', ')}`);
-  const status = statuses.filter((s): s is DiscrepancyStatus => STATUSES.includes(s as DiscrepancyStatus));
+  const status = statuses.filter((s): s is DiscrepancyStatus =>
+    DISCREPANCY_STATUSES.includes(s as DiscrepancyStatus),
+  );
   if (status.length) {
     filter.status = status;
     params.set('status', status.join(','));
   }
 
   const kinds = unique(fieldList(query, 'kind'));
-  const badKind = kinds.filter((k) => !KINDS.includes(k as DiscrepancyKind));
+  const badKind = kinds.filter((k) => !DISCREPANCY_KINDS.includes(k as DiscrepancyKind));
   if (badKind.length) errors.push(`unknown kind ${badKind.map(quote).join(', ')}`);
-  const kind = kinds.filter((k): k is DiscrepancyKind => KINDS.includes(k as DiscrepancyKind));
+  const kind = kinds.filter((k): k is DiscrepancyKind => DISCREPANCY_KINDS.includes(k as DiscrepancyKind));
   if (kind.length) {
     filter.kind = kind;
     params.set('kind', kind.join(','));
@@ -68,10 +67,11 @@ export function parseFilter(query: FormBody | undefined, options: { api?: boolea
   const sinceText = field(query, 'since').trim();
   if (sinceText) {
     const since = parseSince(sinceText);
-    if (since) {
+    if (since instanceof SinceError) errors.push(since.message);
+    else {
       filter.since = since;
       params.set('since', sinceText);
-    } else errors.push(`"since" must be a date like 2025-01-31 or an ISO instant`);
+    }
   }
 
   const search = field(query, 'search').trim();
@@ -99,12 +99,12 @@ export function parseFilter(query: FormBody | undefined, options: { api?: boolea
   }
 
   let page = 1;
-  let limit = PAGE_SIZE;
+  let limit = DEFAULT_PAGE_SIZE;
   if (options.api) {
-    limit = positiveInt(field(query, 'limit'), PAGE_SIZE, errors, 'limit');
-    if (limit > MAX_API_LIMIT) {
-      errors.push(`limit is at most ${MAX_API_LIMIT}`);
-      limit = MAX_API_LIMIT;
+    limit = positiveInt(field(query, 'limit'), DEFAULT_PAGE_SIZE, errors, 'limit');
+    if (limit > MAX_PAGE_SIZE) {
+      errors.push(`limit is at most ${MAX_PAGE_SIZE}`);
+      limit = MAX_PAGE_SIZE;
     }
     const offset = positiveInt(field(query, 'offset'), 0, errors, 'offset', true);
     page = Math.floor(offset / limit) + 1;
@@ -117,19 +117,6 @@ export function parseFilter(query: FormBody | undefined, options: { api?: boolea
 /** The filter for the slice the request asked for. */
 export function pageOf(parsed: ParsedFilter): DiscrepancyFilter {
   return { ...parsed.filter, limit: parsed.limit, offset: parsed.offset };
-}
-
-/** `2025-01-31` (midnight UTC) or a full ISO-8601 instant with a zone; anything else is null. */
-export function parseSince(text: string): Date | null {
-  if (/^\d{4}-\d{2}-\d{2}$/.test(text)) {
-    const date = new Date(`${text}T00:00:00Z`);
-    return Number.isNaN(date.getTime()) || date.toISOString().slice(0, 10) !== text ? null : date;
-  }
-  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/.test(text)) {
-    const date = new Date(text);
-    return Number.isNaN(date.getTime()) ? null : date;
-  }
-  return null;
 }
 
 function positiveInt(text: string, fallback: number, errors: string[], name: string, zeroOk = false): number {

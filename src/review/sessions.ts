@@ -75,7 +75,7 @@ export class SessionStore {
 }
 
 /** 32 random bytes, base64url. */
-export function randomToken(bytes = 32): string {
+function randomToken(bytes = 32): string {
   return randomBytes(bytes).toString('base64url');
 }
 

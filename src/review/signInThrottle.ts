@@ -24,7 +24,7 @@ export interface SignInThrottleOptions {
   maxAddresses?: number;
 }
 
-export const SIGN_IN_THROTTLE_DEFAULTS: Readonly<Required<SignInThrottleOptions>> = {
+const SIGN_IN_THROTTLE_DEFAULTS: Readonly<Required<SignInThrottleOptions>> = {
   maxFailures: 10,
   windowMs: 15 * 60 * 1000,
   maxAddresses: 10_000,

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Pool } from 'pg';
-import type { Ledger } from '../../src/ledger.js';
+import type { Ledger } from '../../src/ledger/ledger.js';
 import {
   completedIntent,
   inProgressIntent,

@@ -6,10 +6,10 @@ import { amountCell, neutraliseCell } from '../../src/discrepancies/csvCells.js'
 import { discrepanciesJson, writeDiscrepanciesJson } from '../../src/discrepancies/discrepanciesJson.js';
 import type { DiscrepancySummary } from '../../src/discrepancies/discrepancyTypes.js';
 import { escapeHtml } from '../../src/discrepancies/escapeHtml.js';
-import { renderHtmlReport } from '../../src/discrepancies/renderHtmlReport.js';
-import { reportData } from '../../src/discrepancies/reportData.js';
+import { renderHtmlSummary } from '../../src/discrepancies/renderHtmlSummary.js';
 import { reviewDiscrepancies } from '../../src/discrepancies/reviewDiscrepancies.js';
 import { streamDiscrepancies } from '../../src/discrepancies/streamDiscrepancies.js';
+import { summaryData } from '../../src/discrepancies/summaryData.js';
 import { CSV_COLUMNS, writeDiscrepanciesCsv } from '../../src/discrepancies/writeDiscrepanciesCsv.js';
 import { terminalSafe, writeDiscrepancyTable } from '../../src/discrepancies/writeDiscrepancyTable.js';
 import { sqlPool } from '../support/fixtures.js';
@@ -235,8 +235,8 @@ describe('discrepancy exports: CSV, JSON, HTML report, terminal table', () => {
   });
 
   describe('HTML report', () => {
-    it('reportData: open totals per currency, partner, kind and age computed by PostgreSQL, currencies never added', async () => {
-      const data = await reportData(sql, {});
+    it('summaryData: open totals per currency, partner, kind and age computed by PostgreSQL, currencies never added', async () => {
+      const data = await summaryData(sql, {});
       expect(data.statusCounts).to.deep.equal([
         { status: 'open', count: 4 },
         { status: 'resolved', count: 1 },
@@ -277,7 +277,11 @@ describe('discrepancy exports: CSV, JSON, HTML report, terminal table', () => {
       expect(data.totalRows).to.equal(6);
       expect(data.rows).to.have.length(6);
 
-      const acme = await reportData(sql, { partner: ['acme-pay'], status: ['resolved'] }, { tableLimit: 10 });
+      const acme = await summaryData(
+        sql,
+        { partner: ['acme-pay'], status: ['resolved'] },
+        { tableLimit: 10 },
+      );
       expect(acme.open.byCurrency.map((t) => [t.currency, t.amountAtRisk])).to.deep.equal([
         ['BRL', '12345678901234567.89'],
         [null, '0'],
@@ -286,7 +290,7 @@ describe('discrepancy exports: CSV, JSON, HTML report, terminal table', () => {
     });
 
     it('is one self-contained, escaped, printable page with an SVG chart and the totals per currency', async () => {
-      const html = renderHtmlReport(await reportData(sql, {}));
+      const html = renderHtmlSummary(await summaryData(sql, {}));
       expect(html).to.match(/^<!DOCTYPE html>/);
       expect(html).to.contain('<svg');
       expect(html).to.contain('@media print');

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import type { Pool } from 'pg';
+import type { Queryable } from '../../src/database/queryable.js';
 import type { DiscrepancyFilter, DiscrepancySummary } from '../../src/discrepancies/discrepancyTypes.js';
 import { streamDiscrepanciesKeyset } from '../../src/discrepancies/keysetDiscrepancies.js';
 import { countDiscrepancies, listDiscrepancies } from '../../src/discrepancies/listDiscrepancies.js';
 import { reviewDiscrepancies } from '../../src/discrepancies/reviewDiscrepancies.js';
 import { streamDiscrepancies } from '../../src/discrepancies/streamDiscrepancies.js';
-import type { Queryable } from '../../src/sql/queryable.js';
 import { rejectionOf, sqlPool } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
 import { idsOf, raise, setCreatedAt } from './seed.js';

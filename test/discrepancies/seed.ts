@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { type NewDiscrepancy, raiseDiscrepancy } from '../../src/sql/raiseDiscrepancy.js';
+import { type NewDiscrepancy, raiseDiscrepancy } from '../../src/discrepancies/sql/raiseDiscrepancy.js';
 
 let counter = 0;
 

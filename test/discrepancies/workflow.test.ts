@@ -7,7 +7,7 @@ import { NoteRequiredError } from '../../src/discrepancies/errors/NoteRequiredEr
 import { getDiscrepancy, getHistory } from '../../src/discrepancies/getDiscrepancy.js';
 import { assign, reviewDiscrepancies } from '../../src/discrepancies/reviewDiscrepancies.js';
 import { allowedActions } from '../../src/discrepancies/transitions.js';
-import type { DiscrepancyStatus } from '../../src/status.js';
+import type { DiscrepancyStatus } from '../../src/shared/status.js';
 import { rejectionOf, sqlPool } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
 import { raise } from './seed.js';

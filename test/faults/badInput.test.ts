@@ -19,9 +19,9 @@ import type { Pool } from 'pg';
 import { writeDiscrepanciesJson } from '../../src/discrepancies/discrepanciesJson.js';
 import { streamDiscrepancies } from '../../src/discrepancies/streamDiscrepancies.js';
 import { writeDiscrepanciesCsv } from '../../src/discrepancies/writeDiscrepanciesCsv.js';
-import type { Ledger } from '../../src/ledger.js';
+import type { Ledger } from '../../src/ledger/ledger.js';
 import { type FakePartner, startFakePartner } from '../../src/partnerFake/fakePartnerServer.js';
-import { type RunReport, reconcile } from '../../src/reconcile/reconcile.js';
+import { type ReconciliationResult, reconcile } from '../../src/reconcile/reconcile.js';
 import type { ReconcilerConfig } from '../../src/reconcile/reconcilerConfig.js';
 import { MAX_RECORD_BYTES } from '../../src/reports/readCsvReport.js';
 import { dbNow, minutes, place, snapshot, spec, unknownIntent } from '../reconcile/support.js';
@@ -79,7 +79,7 @@ interface CaseContext {
   ledger: Ledger;
   partner: string;
   path: string;
-  report: RunReport;
+  report: ReconciliationResult;
   sql: Pool;
 }
 
@@ -789,7 +789,11 @@ function expand(pattern: RegExp, values: { file: string; partner: string }): Reg
   );
 }
 
-function expectRejections(actual: RunReport['rejected'], expected: Rejection[], what: string): void {
+function expectRejections(
+  actual: ReconciliationResult['rejected'],
+  expected: Rejection[],
+  what: string,
+): void {
   expect(
     actual.map((row) => ({ line: row.line, field: row.field })),
     `${what}: rejected rows`,

@@ -26,7 +26,7 @@ export const BAD_REPORTS = join(REPO_ROOT, 'test/fixtures/bad-reports');
  */
 export type Dialect = 'acme-pay' | 'utf8' | 'api';
 
-export const UTF8_SOURCE: CsvSourceConfig = {
+const UTF8_SOURCE: CsvSourceConfig = {
   type: 'csv',
   path: 'reports/utf8/*.csv',
   columns: {

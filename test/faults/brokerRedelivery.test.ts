@@ -19,6 +19,9 @@ import {
   parkCountOf,
   parkedCopyOptions,
 } from '../../examples/rabbitmqConsumer.js';
+import { type FakePartner, startFakePartner } from '../../src/partnerFake/fakePartnerServer.js';
+import { reconcile } from '../../src/reconcile/reconcile.js';
+import type { ReconcilerConfig } from '../../src/reconcile/reconcilerConfig.js';
 import {
   IdempotencyKeyConflictError,
   IntentInFlightError,
@@ -27,10 +30,7 @@ import {
   IntentRejectedError,
   LateCompletionError,
   LedgerUnavailableError,
-} from '../../src/errors/index.js';
-import { type FakePartner, startFakePartner } from '../../src/partnerFake/fakePartnerServer.js';
-import { reconcile } from '../../src/reconcile/reconcile.js';
-import type { ReconcilerConfig } from '../../src/reconcile/reconcilerConfig.js';
+} from '../../src/shared/errors/index.js';
 import { fakePartnerReconciler } from '../reconcile/support.js';
 import { sqlPool } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';

@@ -9,8 +9,8 @@
  * where the SIGKILL lands. Input: one JSON argument ({@link CrashPointInput}).
  */
 import { createInterface } from 'node:readline';
-import { createLedger } from '../../src/createLedger.js';
-import type { IntentSpec } from '../../src/types.js';
+import { createLedger } from '../../src/ledger/createLedger.js';
+import type { IntentSpec } from '../../src/shared/types.js';
 import { capturingLogger } from '../support/testLedger.js';
 import { CRASH_KEY_HEADER } from './crashPointProcess.js';
 

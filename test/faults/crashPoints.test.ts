@@ -28,12 +28,12 @@ import { expect } from 'chai';
 import type { Pool, PoolClient } from 'pg';
 import acmePay from '../../reconcilers/acme-pay.js';
 import { writeSettlementFile } from '../../src/demo/writeSettlementFile.js';
-import { IntentOutcomeUnknownError } from '../../src/errors/index.js';
-import type { Ledger } from '../../src/ledger.js';
+import type { Ledger } from '../../src/ledger/ledger.js';
 import { type FakePartner, startFakePartner } from '../../src/partnerFake/fakePartnerServer.js';
-import { type RunReport, reconcile } from '../../src/reconcile/reconcile.js';
+import { type ReconciliationResult, reconcile } from '../../src/reconcile/reconcile.js';
 import type { ReconcilerConfig } from '../../src/reconcile/reconcilerConfig.js';
-import type { IntentSpec, PartnerCall, RunResult } from '../../src/types.js';
+import { IntentOutcomeUnknownError } from '../../src/shared/errors/index.js';
+import type { IntentSpec, PartnerCall, RunResult } from '../../src/shared/types.js';
 import {
   type Deferred,
   deferred,
@@ -239,7 +239,7 @@ describe('faults: crash points (worker processes killed with SIGKILL at each poi
   let coverageFrom: Date;
   const runs: Run[] = [];
   const heldAtPartner = new Map<string, Run>();
-  const reports: RunReport[] = [];
+  const reports: ReconciliationResult[] = [];
   const timings: Record<string, number> = {};
 
   before(async () => {
@@ -434,7 +434,7 @@ describe('faults: crash points (worker processes killed with SIGKILL at each poi
     };
   }
 
-  async function reconcileExecutions(name: string): Promise<RunReport> {
+  async function reconcileExecutions(name: string): Promise<ReconciliationResult> {
     const file = join(dir, name);
     writeSettlementFile(file, fake.executions);
     const [report] = await reconcile({ pool: sql, reconciler: reconciler(await dbNow()), file });

@@ -13,15 +13,15 @@ import type { Pool } from 'pg';
 import { createDataSource } from '../../src/database/createDataSource.js';
 import { startEmbeddedPostgres } from '../../src/database/embeddedPostgres.js';
 import { migrate } from '../../src/database/migrate.js';
+import type { Ledger } from '../../src/ledger/ledger.js';
+import { type FakePartner, startFakePartner } from '../../src/partnerFake/fakePartnerServer.js';
 import {
   IntentInFlightError,
   IntentOutcomeUnknownError,
   LedgerError,
   LedgerUnavailableError,
-} from '../../src/errors/index.js';
-import type { Ledger } from '../../src/ledger.js';
-import { type FakePartner, startFakePartner } from '../../src/partnerFake/fakePartnerServer.js';
-import type { IntentSpec } from '../../src/types.js';
+} from '../../src/shared/errors/index.js';
+import type { IntentSpec } from '../../src/shared/types.js';
 import { delay, sqlPool } from '../support/fixtures.js';
 import { capturingLogger, testLedger } from '../support/testLedger.js';
 

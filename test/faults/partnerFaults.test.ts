@@ -7,19 +7,26 @@ import { createServer } from 'node:net';
 import axios from 'axios';
 import { expect } from 'chai';
 import type { Pool } from 'pg';
-import {
-  IntentNotExecutedError,
-  IntentOutcomeUnknownError,
-  IntentRejectedError,
-  LedgerError,
-} from '../../src/errors/index.js';
-import type { Ledger } from '../../src/ledger.js';
+import type { Ledger } from '../../src/ledger/ledger.js';
 import {
   type FakeFault,
   type FakePartner,
   startFakePartner,
 } from '../../src/partnerFake/fakePartnerServer.js';
-import type { CallContext, CallResult, Intent, IntentSpec, PartnerCall, RunResult } from '../../src/types.js';
+import {
+  IntentNotExecutedError,
+  IntentOutcomeUnknownError,
+  IntentRejectedError,
+  LedgerError,
+} from '../../src/shared/errors/index.js';
+import type {
+  CallContext,
+  CallResult,
+  Intent,
+  IntentSpec,
+  PartnerCall,
+  RunResult,
+} from '../../src/shared/types.js';
 import { type Settled, settle, specFactory, sqlPool, waitFor } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
 import { capturingLogger, testLedger } from '../support/testLedger.js';

@@ -29,8 +29,7 @@ import { writeDiscrepanciesJson } from '../../src/discrepancies/discrepanciesJso
 import { getDiscrepancy } from '../../src/discrepancies/getDiscrepancy.js';
 import { streamDiscrepancies } from '../../src/discrepancies/streamDiscrepancies.js';
 import { writeDiscrepanciesCsv } from '../../src/discrepancies/writeDiscrepanciesCsv.js';
-import type { Ledger } from '../../src/ledger.js';
-import type { Logger } from '../../src/logger.js';
+import type { Ledger } from '../../src/ledger/ledger.js';
 import {
   type FakeFault,
   type FakePartner,
@@ -42,6 +41,7 @@ import { lookupByReference } from '../../src/reports/lookupPartnerReference.js';
 import { readApiReport } from '../../src/reports/readApiReport.js';
 import { createReviewServer } from '../../src/review/createReviewServer.js';
 import { SESSION_COOKIE } from '../../src/review/registerAuth.js';
+import type { Logger } from '../../src/shared/logger.js';
 import { dbNow, minutes, place, spec, unknownIntent } from '../reconcile/support.js';
 import { seedReview } from '../review/seedReview.js';
 import { sqlPool } from '../support/fixtures.js';

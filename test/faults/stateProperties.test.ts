@@ -20,17 +20,17 @@ import fc from 'fast-check';
 import type { Pool } from 'pg';
 import acmePay from '../../reconcilers/acme-pay.js';
 import { writeSettlementFile } from '../../src/demo/writeSettlementFile.js';
+import type { Ledger } from '../../src/ledger/ledger.js';
+import type { FakeExecution } from '../../src/partnerFake/fakePartnerServer.js';
+import { type ReconciliationResult, reconcile } from '../../src/reconcile/reconcile.js';
 import {
   IdempotencyKeyConflictError,
   IntentInFlightError,
   IntentOutcomeUnknownError,
   IntentRejectedError,
   LateCompletionError,
-} from '../../src/errors/index.js';
-import type { Ledger } from '../../src/ledger.js';
-import type { FakeExecution } from '../../src/partnerFake/fakePartnerServer.js';
-import { type RunReport, reconcile } from '../../src/reconcile/reconcile.js';
-import type { IntentSpec, Json } from '../../src/types.js';
+} from '../../src/shared/errors/index.js';
+import type { IntentSpec, Json } from '../../src/shared/types.js';
 import { type Settled, settle, sqlPool } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
 import { capturingLogger, testLedger } from '../support/testLedger.js';
@@ -239,7 +239,7 @@ function partnerExecutes(world: World, claim: SimClaim): FakeExecution {
   return execution;
 }
 
-async function reconcileExecutions(world: World, to?: Date, file?: string): Promise<RunReport> {
+async function reconcileExecutions(world: World, to?: Date, file?: string): Promise<ReconciliationResult> {
   const path = file ?? join(world.dir, `s${world.seq}-r${++world.reconciles}.csv`);
   if (!file) writeSettlementFile(path, world.executions);
   const [report] = await reconcile({

@@ -1,13 +1,13 @@
 import { expect } from 'chai';
 import type { Pool } from 'pg';
+import type { Ledger } from '../../src/ledger/ledger.js';
 import {
   IntentInFlightError,
   IntentOutcomeUnknownError,
   LateCompletionError,
   PartnerNotExecuted,
-} from '../../src/errors/index.js';
-import type { Ledger } from '../../src/ledger.js';
-import type { CallContext, IntentSpec, RunResult } from '../../src/types.js';
+} from '../../src/shared/errors/index.js';
+import type { CallContext, IntentSpec, RunResult } from '../../src/shared/types.js';
 import {
   deferred,
   type Settled,

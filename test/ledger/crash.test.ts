@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Pool } from 'pg';
-import { IntentInFlightError, IntentOutcomeUnknownError } from '../../src/errors/index.js';
-import type { Ledger } from '../../src/ledger.js';
+import type { Ledger } from '../../src/ledger/ledger.js';
+import { IntentInFlightError, IntentOutcomeUnknownError } from '../../src/shared/errors/index.js';
 import type { CrashWorkerEvent } from '../support/crashWorker.js';
 import { type CrashWorker, startCrashWorker } from '../support/crashWorkerProcess.js';
 import { rejectionOf, specFactory, sqlPool, waitForLeaseEnd } from '../support/fixtures.js';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Pool } from 'pg';
 import type { QueryRunner } from 'typeorm';
 import { CurrentAttemptOnIntent1000000000006 } from '../../migrations/0006-current-attempt-on-intent.js';
-import type { Ledger } from '../../src/ledger.js';
+import type { Ledger } from '../../src/ledger/ledger.js';
 import { sqlPool } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
 import { testLedger } from '../support/testLedger.js';

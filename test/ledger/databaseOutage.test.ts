@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import type { Pool } from 'pg';
+import type { Ledger } from '../../src/ledger/ledger.js';
 import {
   IntentInFlightError,
   IntentOutcomeUnknownError,
   LedgerUnavailableError,
   PartnerNotExecuted,
-} from '../../src/errors/index.js';
-import type { Ledger } from '../../src/ledger.js';
+} from '../../src/shared/errors/index.js';
 import { rejectionOf, specFactory, sqlPool } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcpProxy.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { expect } from 'chai';
-import { canonicalJson, intentFingerprint } from '../../src/fingerprint.js';
+import { canonicalJson, intentFingerprint } from '../../src/ledger/fingerprint.js';
 
 /** The definition intentFingerprint must keep: sha256 of the canonical JSON of the intent's fields. */
 const fingerprint = (value: unknown) => createHash('sha256').update(canonicalJson(value)).digest('hex');

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import type { Pool } from 'pg';
-import { IdempotencyKeyConflictError, IntentOutcomeUnknownError } from '../../src/errors/index.js';
-import type { Ledger } from '../../src/ledger.js';
-import type { CallResult, IntentSpec } from '../../src/types.js';
+import type { Ledger } from '../../src/ledger/ledger.js';
+import { IdempotencyKeyConflictError, IntentOutcomeUnknownError } from '../../src/shared/errors/index.js';
+import type { CallResult, IntentSpec } from '../../src/shared/types.js';
 import { rejectionOf, sqlPool } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
 import { testLedger } from '../support/testLedger.js';

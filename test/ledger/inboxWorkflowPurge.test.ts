@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import type { Pool } from 'pg';
-import { IntentNotExecutedError, PartnerNotExecuted } from '../../src/errors/index.js';
-import type { Ledger } from '../../src/ledger.js';
-import type { IntentSpec } from '../../src/types.js';
+import type { Ledger } from '../../src/ledger/ledger.js';
+import { IntentNotExecutedError, PartnerNotExecuted } from '../../src/shared/errors/index.js';
+import type { IntentSpec } from '../../src/shared/types.js';
 import { rejectionOf, settle, specFactory, sqlPool } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
 import { testLedger } from '../support/testLedger.js';

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import type { Pool } from 'pg';
-import { IntentOutcomeUnknownError, LateCompletionError } from '../../src/errors/index.js';
-import { LeaseEndingError } from '../../src/leaseEndingError.js';
-import type { Ledger } from '../../src/ledger.js';
-import type { CallResult } from '../../src/types.js';
+import type { Ledger } from '../../src/ledger/ledger.js';
+import { IntentOutcomeUnknownError, LateCompletionError } from '../../src/shared/errors/index.js';
+import { LeaseEndingError } from '../../src/shared/errors/LeaseEndingError.js';
+import type { CallResult } from '../../src/shared/types.js';
 import { deferred, rejectionOf, specFactory, sqlPool, waitFor } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
 import { capturingLogger, testLedger } from '../support/testLedger.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { LeaseEndingError } from '../../src/leaseEndingError.js';
-import { type AttemptLease, LeaseTimers } from '../../src/leaseTimers.js';
+import { type AttemptLease, LeaseTimers } from '../../src/ledger/leaseTimers.js';
+import { LeaseEndingError } from '../../src/shared/errors/LeaseEndingError.js';
 
 /** Resolves with the time (the lease clock's) at which `lease` fires. */
 function firedAt(lease: AttemptLease): Promise<number> {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { Client } from 'pg';
-import { claimNewIntent } from '../../src/sql/claimIntent.js';
-import { completeAttempt } from '../../src/sql/completeAttempt.js';
+import { claimNewIntent } from '../../src/ledger/sql/claimIntent.js';
+import { completeAttempt } from '../../src/ledger/sql/completeAttempt.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
 
 /**

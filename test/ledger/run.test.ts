@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { Pool } from 'pg';
+import type { Ledger } from '../../src/ledger/ledger.js';
 import {
   IdempotencyKeyConflictError,
   IntentInFlightError,
@@ -8,9 +9,8 @@ import {
   IntentRejectedError,
   PartnerNotExecuted,
   PartnerRejected,
-} from '../../src/errors/index.js';
-import type { Ledger } from '../../src/ledger.js';
-import type { CallContext, IntentSpec } from '../../src/types.js';
+} from '../../src/shared/errors/index.js';
+import type { CallContext, IntentSpec } from '../../src/shared/types.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
 import { testLedger } from '../support/testLedger.js';
 

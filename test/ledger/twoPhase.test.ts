@@ -1,13 +1,13 @@
 import { expect } from 'chai';
 import type { Pool } from 'pg';
+import type { Ledger } from '../../src/ledger/ledger.js';
 import {
   IntentInFlightError,
   IntentOutcomeUnknownError,
   IntentRejectedError,
   LateCompletionError,
-} from '../../src/errors/index.js';
-import type { Ledger } from '../../src/ledger.js';
-import type { Claim, IntentSpec } from '../../src/types.js';
+} from '../../src/shared/errors/index.js';
+import type { Claim, IntentSpec } from '../../src/shared/types.js';
 import { rejectionOf, specFactory, sqlPool } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
 import { testLedger } from '../support/testLedger.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { type RunReport, reconcile } from '../../src/reconcile/reconcile.js';
+import { type ReconciliationResult, reconcile } from '../../src/reconcile/reconcile.js';
 import {
   completedIntent,
   csvReconciler,
@@ -29,7 +29,7 @@ describe('reconcile: CSV report outcomes', () => {
   const ids: Record<string, string> = {};
   let base: Date;
   let file: string;
-  let report: RunReport;
+  let report: ReconciliationResult;
 
   before(async () => {
     const { ledger, sql } = fx;

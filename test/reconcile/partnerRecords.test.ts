@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { reconcile } from '../../src/reconcile/reconcile.js';
-import { lockPartnerReconciliation } from '../../src/sql/lockPartnerReconciliation.js';
+import { lockPartnerReconciliation } from '../../src/reconcile/sql/lockPartnerReconciliation.js';
 import {
   completedIntent,
   csvReconciler,

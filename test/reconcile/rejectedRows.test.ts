@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { type FakePartner, startFakePartner } from '../../src/partnerFake/fakePartnerServer.js';
-import { type RunReport, reconcile } from '../../src/reconcile/reconcile.js';
+import { type ReconciliationResult, reconcile } from '../../src/reconcile/reconcile.js';
 import type { ReconcilerConfig } from '../../src/reconcile/reconcilerConfig.js';
 import { capturingLogger } from '../support/testLedger.js';
 import {
@@ -64,7 +64,7 @@ describe('reconcile: rejected rows are evidence, never absence', () => {
   async function run(
     config: ReconcilerConfig,
     options: { log?: Parameters<typeof capturingLogger>[0]; env?: NodeJS.ProcessEnv } = {},
-  ): Promise<RunReport> {
+  ): Promise<ReconciliationResult> {
     const reports = await reconcile({
       pool: fx.sql,
       reconciler: config,

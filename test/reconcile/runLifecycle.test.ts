@@ -1,8 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { completeAttempt } from '../../src/ledger/sql/completeAttempt.js';
 import { reconcile } from '../../src/reconcile/reconcile.js';
-import { completeAttempt } from '../../src/sql/completeAttempt.js';
 import { capturingLogger } from '../support/testLedger.js';
 import {
   type CsvRow,

@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { Pool } from 'pg';
-import { PartnerNotExecuted, PartnerRejected } from '../../src/errors/index.js';
-import type { Ledger } from '../../src/ledger.js';
+import type { Ledger } from '../../src/ledger/ledger.js';
 import type { ReconcilerApiSource, ReconcilerConfig } from '../../src/reconcile/reconcilerConfig.js';
 import type { CsvSourceConfig } from '../../src/reports/csvSourceConfig.js';
-import type { IntentSpec } from '../../src/types.js';
+import { PartnerNotExecuted, PartnerRejected } from '../../src/shared/errors/index.js';
+import type { IntentSpec } from '../../src/shared/types.js';
 import { type FreshDatabase, useFreshDatabase } from '../support/freshDatabase.js';
 import { testLedger } from '../support/testLedger.js';
 
@@ -158,7 +158,7 @@ export interface CsvRow {
   executedAt: Date | string;
 }
 
-export const CSV_COLUMNS: CsvSourceConfig['columns'] = {
+const CSV_COLUMNS: CsvSourceConfig['columns'] = {
   reference: 'reference',
   partnerReference: 'nsu',
   amount: 'amount',

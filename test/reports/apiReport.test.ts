@@ -4,10 +4,10 @@ import { inspect } from 'node:util';
 import { expect } from 'chai';
 import { type FakePartner, startFakePartner } from '../../src/partnerFake/fakePartnerServer.js';
 import type { ApiSourceConfig } from '../../src/reports/apiSourceConfig.js';
+import { PartnerApiError } from '../../src/reports/errors/PartnerApiError.js';
 import { lookupByReference } from '../../src/reports/lookupPartnerReference.js';
 import { mapApiItem } from '../../src/reports/mapApiItem.js';
 import { JsonNumber, parseJsonKeepingNumbers } from '../../src/reports/parseJsonKeepingNumbers.js';
-import { PartnerApiError } from '../../src/reports/partnerApiError.js';
 import type { ReportItem } from '../../src/reports/partnerRow.js';
 import { readApiReport } from '../../src/reports/readApiReport.js';
 

@@ -6,9 +6,9 @@ import vm from 'node:vm';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import type { CsvSourceConfig } from '../../src/reports/csvSourceConfig.js';
+import { ReportFormatError } from '../../src/reports/errors/ReportFormatError.js';
 import type { RejectedRow, ReportItem } from '../../src/reports/partnerRow.js';
 import { readCsvReport } from '../../src/reports/readCsvReport.js';
-import { ReportFormatError } from '../../src/reports/reportFormatError.js';
 import { MAX_FIELD_CHARS } from '../../src/reports/toItem.js';
 
 const HEADER = 'reference,partner_ref,amount,currency,executed_at';

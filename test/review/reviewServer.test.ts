@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { Pool } from 'pg';
+import { raiseDiscrepancy } from '../../src/discrepancies/sql/raiseDiscrepancy.js';
 import { createReviewServer } from '../../src/review/createReviewServer.js';
 import { SECURITY_HEADERS } from '../../src/review/registerAuth.js';
-import { raiseDiscrepancy } from '../../src/sql/raiseDiscrepancy.js';
 import { sqlPool } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
 import { type SeededReview, seedReview } from './seedReview.js';

@@ -1,12 +1,12 @@
 import type { Pool } from 'pg';
 import { reviewDiscrepancies } from '../../src/discrepancies/reviewDiscrepancies.js';
-import type { Ledger } from '../../src/ledger.js';
-import { raiseDiscrepancy } from '../../src/sql/raiseDiscrepancy.js';
-import type { DiscrepancyKind } from '../../src/status.js';
+import { raiseDiscrepancy } from '../../src/discrepancies/sql/raiseDiscrepancy.js';
+import type { Ledger } from '../../src/ledger/ledger.js';
+import type { DiscrepancyKind } from '../../src/shared/status.js';
 import { testLedger } from '../support/testLedger.js';
 
 /** Labels of the seeded discrepancies, for tests to find them by meaning. */
-export type SeedLabel =
+type SeedLabel =
   | 'duplicate'
   | 'amountMismatch'
   | 'missing'

@@ -3,8 +3,8 @@
  * `{"event":"calling",...}` on stdout once the partner callback runs, and then hangs inside the call (the
  * partner never answers) until the parent kills it. Input: one JSON argument ({@link CrashWorkerInput}).
  */
-import { createLedger } from '../../src/createLedger.js';
-import type { IntentSpec } from '../../src/types.js';
+import { createLedger } from '../../src/ledger/createLedger.js';
+import type { IntentSpec } from '../../src/shared/types.js';
 import { capturingLogger } from './testLedger.js';
 
 export interface CrashWorkerInput {

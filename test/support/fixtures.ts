@@ -1,5 +1,5 @@
 import { Pool } from 'pg';
-import type { IntentSpec } from '../../src/types.js';
+import type { IntentSpec } from '../../src/shared/types.js';
 
 /** A spec factory with keys unique to one test file (`prefix`), so tests never share an intent by accident. */
 export function specFactory(prefix: string): (overrides?: Partial<IntentSpec>) => IntentSpec {

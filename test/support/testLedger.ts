@@ -1,7 +1,7 @@
-import { createLedger } from '../../src/createLedger.js';
-import type { Ledger } from '../../src/ledger.js';
-import type { Logger } from '../../src/logger.js';
-import type { LedgerOptions } from '../../src/options.js';
+import { createLedger } from '../../src/ledger/createLedger.js';
+import type { Ledger } from '../../src/ledger/ledger.js';
+import type { LedgerOptions } from '../../src/ledger/options.js';
+import type { Logger } from '../../src/shared/logger.js';
 
 /** A logger that records entries, so tests can assert what was (and was not) logged. */
 export function capturingLogger(entries: { level: string; object: object; message: string }[] = []): Logger {

@@ -5,17 +5,18 @@ import { parseArgs } from 'node:util';
 import type { Pool } from 'pg';
 import pino from 'pino';
 import acmePay from '../../../reconcilers/acme-pay.js';
+import { DEFAULT_EMBEDDED_DATA_DIR } from '../../database/databaseDefaults.js';
 import { startFlakyAcquirer } from '../../demo/flakyAcquirer.js';
 import { withPartnerSurprises } from '../../demo/partnerReportWithSurprises.js';
 import { deliver, simulateConsumers } from '../../demo/simulateConsumers.js';
 import { writeSettlementFile } from '../../demo/writeSettlementFile.js';
-import { Ledger } from '../../ledger.js';
-import { resolveLedgerOptions } from '../../options.js';
+import { Ledger } from '../../ledger/ledger.js';
+import { resolveLedgerOptions } from '../../ledger/options.js';
 import type { ReconcilerConfig } from '../../reconcile/reconcilerConfig.js';
 import { ReconciliationWorker } from '../../reconcile/reconciliationWorker.js';
 import { createReviewServer } from '../../review/createReviewServer.js';
+import { UsageError } from '../errors/UsageError.js';
 import { openCliDatabase } from '../openCliDatabase.js';
-import { UsageError } from '../usageError.js';
 
 export const demoUsage =
   'intent-ledger demo [--orders 40] [--seed 7] [--port 3000] [--exit]   a simulated day on the embedded database (npm start)';
@@ -33,7 +34,7 @@ export async function demoCommand(args: string[]): Promise<number> {
   const { values } = parseDemoArgs(args);
   const orders = Number(values.orders);
   const seed = Number(values.seed);
-  const dataDir = process.env.INTENT_LEDGER_DATA_DIR ?? '.data/postgres';
+  const dataDir = process.env.INTENT_LEDGER_DATA_DIR ?? DEFAULT_EMBEDDED_DATA_DIR;
   console.log(
     `1. database: ${process.env.DATABASE_URL ? 'DATABASE_URL' : `embedded PostgreSQL under ${dataDir}`}, migrated`,
   );

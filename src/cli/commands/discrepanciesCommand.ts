@@ -7,24 +7,17 @@ import { writeDiscrepanciesJson } from '../../discrepancies/discrepanciesJson.js
 import { isDiscrepancySort } from '../../discrepancies/discrepancyQuery.js';
 import type { DiscrepancyFilter } from '../../discrepancies/discrepancyTypes.js';
 import { countDiscrepancies } from '../../discrepancies/listDiscrepancies.js';
-import { renderHtmlReport } from '../../discrepancies/renderHtmlReport.js';
-import { reportData } from '../../discrepancies/reportData.js';
+import { renderHtmlSummary } from '../../discrepancies/renderHtmlSummary.js';
 import { streamDiscrepancies } from '../../discrepancies/streamDiscrepancies.js';
+import { summaryData } from '../../discrepancies/summaryData.js';
 import { writeChunk } from '../../discrepancies/writeChunk.js';
 import { writeDiscrepanciesCsv } from '../../discrepancies/writeDiscrepanciesCsv.js';
 import { writeDiscrepancyTable } from '../../discrepancies/writeDiscrepancyTable.js';
+import { DISCREPANCY_KINDS, DISCREPANCY_STATUSES } from '../../shared/status.js';
+import { UsageError } from '../errors/UsageError.js';
 import { openCliDatabase } from '../openCliDatabase.js';
 import { createProgress, type Progress } from '../progress.js';
-import { UsageError } from '../usageError.js';
-import {
-  enumList,
-  KINDS,
-  parsePositiveInt,
-  parseSince,
-  parseStrict,
-  STATUSES,
-  splitList,
-} from './discrepancyArgs.js';
+import { enumList, parsePositiveInt, parseSince, parseStrict, splitList } from './discrepancyArgs.js';
 
 export const discrepanciesUsage =
   'intent-ledger discrepancies [--status S]... [--partner P]... [--kind K]... [--since ISO|7d] [--search TEXT] ' +
@@ -67,9 +60,9 @@ export async function discrepanciesCommand(args: string[]): Promise<number> {
   if (values.output !== undefined && !values.output.trim())
     throw new UsageError('--output needs a file name');
   const filter: DiscrepancyFilter = {
-    status: enumList('status', values.status, STATUSES),
+    status: enumList('status', values.status, DISCREPANCY_STATUSES),
     partner: splitList(values.partner),
-    kind: enumList('kind', values.kind, KINDS),
+    kind: enumList('kind', values.kind, DISCREPANCY_KINDS),
     since: values.since === undefined ? undefined : parseSince(values.since),
     search: values.search,
     sort: values.sort as DiscrepancyFilter['sort'],
@@ -100,8 +93,8 @@ export async function discrepanciesCommand(args: string[]): Promise<number> {
     const onRow = (written: number) => progress?.update(written);
     let written: number;
     if (format === 'html') {
-      const data = await reportData(database.pool, filter, { tableLimit: filter.limit ?? 1000 });
-      await writeChunk(out, renderHtmlReport(data));
+      const data = await summaryData(database.pool, filter, { tableLimit: filter.limit ?? 1000 });
+      await writeChunk(out, renderHtmlSummary(data));
       written = data.rows.length;
     } else {
       const rows = streamDiscrepancies(database.pool, filter);

@@ -1,7 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { toMilliseconds } from '../../duration.js';
-import { DiscrepancyKind, DiscrepancyStatus } from '../../status.js';
-import { UsageError } from '../usageError.js';
+import { parseSince as parseSinceText, SinceError } from '../../shared/since.js';
+import { UsageError } from '../errors/UsageError.js';
 
 /** `parseArgs` in strict mode; whatever it refuses becomes a {@link UsageError} (exit code 2). */
 export function parseStrict<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
@@ -34,19 +33,11 @@ export function enumList<T extends string>(
   return list as T[];
 }
 
-export const STATUSES = Object.values(DiscrepancyStatus);
-export const KINDS = Object.values(DiscrepancyKind);
-
-/** `--since`: an ISO 8601 date or instant (`2024-05-01`, `2024-05-01T12:00:00Z`) or an age (`7d`, `12h`, `30m`). */
+/** `--since`: see {@link parseSinceText}; what it refuses is a usage error (exit 2). */
 export function parseSince(value: string, now = Date.now()): Date {
-  if (/^\s*\d+\s*(ms|s|m|h|d)\s*$/.test(value)) return new Date(now - toMilliseconds(value, '--since'));
-  if (/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value.trim())) {
-    const date = new Date(value.trim());
-    if (!Number.isNaN(date.getTime())) return date;
-  }
-  throw new UsageError(
-    `--since: "${value}" is neither an ISO 8601 date (2024-05-01) nor an age (7d, 12h, 30m)`,
-  );
+  const since = parseSinceText(value, now);
+  if (since instanceof SinceError) throw new UsageError(`--${since.message}`);
+  return since;
 }
 
 /** A whole positive number for `--limit`. */

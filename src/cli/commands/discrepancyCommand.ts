@@ -2,8 +2,8 @@ import type { DiscrepancyDetail } from '../../discrepancies/discrepancyTypes.js'
 import { getDiscrepancy } from '../../discrepancies/getDiscrepancy.js';
 import { allowedActions } from '../../discrepancies/transitions.js';
 import { terminalSafe } from '../../discrepancies/writeDiscrepancyTable.js';
+import { UsageError } from '../errors/UsageError.js';
 import { openCliDatabase } from '../openCliDatabase.js';
-import { UsageError } from '../usageError.js';
 import { parseStrict } from './discrepancyArgs.js';
 
 export const discrepancyUsage =
@@ -41,7 +41,7 @@ const text = (value: string | number | null | undefined) =>
   value === null || value === undefined || value === '' ? '-' : terminalSafe(String(value));
 
 /** The text view: every value from a partner or a person is made terminal-safe. */
-export function formatDetail(d: DiscrepancyDetail): string {
+function formatDetail(d: DiscrepancyDetail): string {
   const lines: string[] = [];
   const field = (name: string, value: string) => lines.push(`  ${name.padEnd(16)}${value}`);
   lines.push(`Discrepancy ${d.id}: ${d.kind} [${d.status}]`);

@@ -1,6 +1,6 @@
 import { migrate } from '../../database/migrate.js';
+import { UsageError } from '../errors/UsageError.js';
 import { openCliDatabase } from '../openCliDatabase.js';
-import { UsageError } from '../usageError.js';
 
 export const migrateUsage = 'intent-ledger migrate            apply pending database migrations';
 

@@ -1,10 +1,10 @@
 import pino from 'pino';
-import { createLedger } from '../../createLedger.js';
-import { toMilliseconds } from '../../duration.js';
-import { countPurgeable } from '../../sql/purgeSettled.js';
+import { createLedger } from '../../ledger/createLedger.js';
+import { countPurgeable } from '../../ledger/sql/purgeSettled.js';
+import { toMilliseconds } from '../../shared/duration.js';
+import { UsageError } from '../errors/UsageError.js';
 import { openCliDatabase } from '../openCliDatabase.js';
 import { createProgress, type Progress } from '../progress.js';
-import { UsageError } from '../usageError.js';
 import { parsePositiveInt, parseStrict } from './discrepancyArgs.js';
 
 /**
@@ -17,7 +17,7 @@ import { parsePositiveInt, parseStrict } from './discrepancyArgs.js';
 const MIN_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 /** Exit status of a purge stopped by a signal: 128 + SIGINT's number, as shells report an interrupted command. */
-export const INTERRUPTED_EXIT = 130;
+const INTERRUPTED_EXIT = 130;
 
 export const purgeUsage =
   'intent-ledger purge --older-than 30d [--batch-size N] [--json]   delete settled intents and inbox rows past the dedup window';

@@ -1,10 +1,10 @@
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { loadReconciler, reconcilersDir } from '../../reconcile/loadReconcilers.js';
-import { type RunReport, reconcile } from '../../reconcile/reconcile.js';
+import { type ReconciliationResult, reconcile } from '../../reconcile/reconcile.js';
+import { UsageError } from '../errors/UsageError.js';
 import { openCliDatabase } from '../openCliDatabase.js';
 import { createReconcileProgress } from '../reconcileProgress.js';
-import { UsageError } from '../usageError.js';
 
 export const reconcileUsage =
   'intent-ledger reconcile <partner> [--file PATH] [--dry-run] [--json] [--reconcilers DIR]   reconcile one partner now';
@@ -56,7 +56,7 @@ export async function reconcileCommand(args: string[]): Promise<number> {
 }
 
 /** The `--json` contract (README "reconcile --json"). */
-function toJson(report: RunReport) {
+function toJson(report: ReconciliationResult) {
   return {
     runId: report.runId,
     partner: report.partner,
@@ -73,7 +73,7 @@ function toJson(report: RunReport) {
   };
 }
 
-function printReport(report: RunReport): void {
+function printReport(report: ReconciliationResult): void {
   const flagged = Object.entries(report.discrepancies)
     .filter(([, count]) => count > 0)
     .map(([kind, count]) => `${kind} ${count}`);

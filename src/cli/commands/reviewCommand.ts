@@ -5,8 +5,8 @@ import { NoteRequiredError } from '../../discrepancies/errors/NoteRequiredError.
 import { reviewDiscrepancies } from '../../discrepancies/reviewDiscrepancies.js';
 import { TRANSITIONS } from '../../discrepancies/transitions.js';
 import { terminalSafe } from '../../discrepancies/writeDiscrepancyTable.js';
+import { UsageError } from '../errors/UsageError.js';
 import { openCliDatabase } from '../openCliDatabase.js';
-import { UsageError } from '../usageError.js';
 import { parseStrict, splitList } from './discrepancyArgs.js';
 
 const PAST: Record<ReviewAction, string> = {

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { createReviewServer } from '../../review/createReviewServer.js';
+import { UsageError } from '../errors/UsageError.js';
 import { openCliDatabase } from '../openCliDatabase.js';
-import { UsageError } from '../usageError.js';
 
 export const serveUsage =
   'intent-ledger serve [--port 3000] [--host 127.0.0.1]   the finance review page (token: REVIEW_TOKEN or generated)';

@@ -2,8 +2,8 @@ import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { loadReconcilers, reconcilersDir } from '../../reconcile/loadReconcilers.js';
 import { ReconciliationWorker } from '../../reconcile/reconciliationWorker.js';
+import { UsageError } from '../errors/UsageError.js';
 import { openCliDatabase } from '../openCliDatabase.js';
-import { UsageError } from '../usageError.js';
 
 export const workerUsage =
   'intent-ledger worker [--reconcilers DIR]   run every reconciler on its schedule until SIGTERM';

@@ -1,4 +1,4 @@
-import { LedgerError } from '../../errors/LedgerError.js';
+import { LedgerError } from '../../shared/errors/LedgerError.js';
 
 /** Every review change records who made it; an empty or blank `by` is refused. */
 export class ActorRequiredError extends LedgerError {

@@ -1,4 +1,4 @@
-import { LedgerError } from '../../errors/LedgerError.js';
+import { LedgerError } from '../../shared/errors/LedgerError.js';
 
 /** One or more discrepancy ids do not exist (or are not ids at all). Nothing was changed. */
 export class DiscrepancyNotFoundError extends LedgerError {

@@ -1,5 +1,5 @@
-import { LedgerError } from '../../errors/LedgerError.js';
-import type { DiscrepancyStatus } from '../../status.js';
+import { LedgerError } from '../../shared/errors/LedgerError.js';
+import type { DiscrepancyStatus } from '../../shared/status.js';
 import type { ReviewAction } from '../discrepancyTypes.js';
 
 /** Why one id of a review request was refused. */

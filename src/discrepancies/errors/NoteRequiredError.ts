@@ -1,4 +1,4 @@
-import { LedgerError } from '../../errors/LedgerError.js';
+import { LedgerError } from '../../shared/errors/LedgerError.js';
 
 /** Every review change carries a note saying why (resolving above all); an empty or blank note is refused. */
 export class NoteRequiredError extends LedgerError {

@@ -1,0 +1,78 @@
+import { hostname } from 'node:os';
+import type { DataSource } from 'typeorm';
+import {
+  DEFAULT_EMBEDDED_DATA_DIR,
+  DEFAULT_POOL_SIZE,
+  LEDGER_QUERY_TIMEOUT_MS,
+} from '../database/databaseDefaults.js';
+import { createDefaultLogger, type Logger } from '../shared/logger.js';
+import { type Classifier, defaultClassify } from './classify.js';
+
+export interface LedgerOptions {
+  /**
+   * PostgreSQL connection string. Ignored when `dataSource` is given.
+   * @default process.env.DATABASE_URL, else an embedded PostgreSQL under `embeddedDataDir`
+   */
+  databaseUrl?: string;
+  /** An initialised or uninitialised TypeORM data source for PostgreSQL to use instead of opening one. */
+  dataSource?: DataSource;
+  /**
+   * How long an attempt may run before others may look at it. The callback's signal fires earlier
+   * (see `abortMarginMs`), so a call never outlives its lease.
+   * @default 30000
+   */
+  leaseMs?: number;
+  /**
+   * How long before the lease ends the signal fires, leaving time to record the outcome.
+   * @default 10% of leaseMs, between 50 ms and 5 s
+   */
+  abortMarginMs?: number;
+  /** Recorded on every attempt, to tell which worker made it. @default `${hostname}:${pid}` */
+  owner?: string;
+  /** Decides what a callback's error means. @default defaultClassify (axios and Node network errors) */
+  classify?: Classifier;
+  /** pino-compatible logger. @default pino at LOG_LEVEL or 'info' */
+  logger?: Logger;
+  /** Apply pending migrations on start. @default true */
+  migrate?: boolean;
+  /** Where the embedded PostgreSQL keeps its data when no URL is given. @default DEFAULT_EMBEDDED_DATA_DIR ('.data/postgres') */
+  embeddedDataDir?: string;
+  /** Connection pool size. @default DEFAULT_POOL_SIZE (10) */
+  poolSize?: number;
+  /** How long one statement may wait for the database before the call fails. @default LEDGER_QUERY_TIMEOUT_MS (10000) */
+  queryTimeoutMs?: number;
+}
+
+/** Options with every default applied, in this one place. */
+export interface ResolvedLedgerOptions {
+  leaseMs: number;
+  abortMarginMs: number;
+  owner: string;
+  classify: Classifier;
+  logger: Logger;
+  migrate: boolean;
+  embeddedDataDir: string;
+  poolSize: number;
+  queryTimeoutMs: number;
+}
+
+export function resolveLedgerOptions(options: LedgerOptions): ResolvedLedgerOptions {
+  const leaseMs = options.leaseMs ?? 30_000;
+  if (!Number.isInteger(leaseMs) || leaseMs < 100) {
+    throw new RangeError(`leaseMs must be a whole number of milliseconds, at least 100 (got ${leaseMs})`);
+  }
+  const abortMarginMs = options.abortMarginMs ?? Math.min(5_000, Math.max(50, Math.round(leaseMs * 0.1)));
+  if (abortMarginMs >= leaseMs)
+    throw new RangeError(`abortMarginMs (${abortMarginMs}) must be below leaseMs (${leaseMs})`);
+  return {
+    leaseMs,
+    abortMarginMs,
+    owner: options.owner ?? `${hostname()}:${process.pid}`,
+    classify: options.classify ?? defaultClassify,
+    logger: options.logger ?? createDefaultLogger(),
+    migrate: options.migrate ?? true,
+    embeddedDataDir: options.embeddedDataDir ?? DEFAULT_EMBEDDED_DATA_DIR,
+    poolSize: options.poolSize ?? DEFAULT_POOL_SIZE,
+    queryTimeoutMs: options.queryTimeoutMs ?? LEDGER_QUERY_TIMEOUT_MS,
+  };
+}

@@ -1,0 +1,77 @@
+import type { RejectedRow } from '../reports/partnerRow.js';
+import type { DiscrepancyKind } from '../shared/status.js';
+
+/** The discrepancy kinds a reconciliation run can raise (`late_completion` is the ledger's own). */
+export type ReconcilerDiscrepancyKind = Exclude<DiscrepancyKind, 'late_completion'>;
+
+const RECONCILER_DISCREPANCY_KINDS: readonly ReconcilerDiscrepancyKind[] = [
+  'duplicate_execution',
+  'amount_mismatch',
+  'currency_mismatch',
+  'missing_at_partner',
+  'orphan_partner_record',
+  'unresolved',
+];
+
+/** The report `rejected` list keeps this many rows; `rowsRejected` always counts them all. */
+export const MAX_REPORTED_REJECTIONS = 10_000;
+/** The run row's `rejected` column keeps this many rows. */
+export const MAX_RECORDED_REJECTIONS = 1_000;
+
+/** What one reconciliation run did (or, for a dry run, would do). One per report file; one per API read. */
+export interface ReconciliationResult {
+  /** `reconciliation_runs.id`; null only for a skipped scheduled run (another worker has the slot). */
+  runId: string | null;
+  partner: string;
+  /** The file path, or the API address that was read. */
+  source: string;
+  /** sha256 (hex) of the file's bytes, or of the canonical rows of an API read; null when not read. */
+  checksum: string | null;
+  status: 'succeeded' | 'failed' | 'dry_run' | 'skipped';
+  /** Records read, accepted and rejected. */
+  rowsRead: number;
+  rowsRejected: number;
+  /** The rejected records (the first {@link MAX_REPORTED_REJECTIONS}), with the line where each starts. */
+  rejected: RejectedRow[];
+  /** Accepted rows paired with one of our intents. */
+  matched: number;
+  /** Stuck intents this run settled. */
+  resolved: { completed: number; notExecuted: number };
+  /** Discrepancies this run raised for the first time, by kind (re-raising a known problem counts 0). */
+  discrepancies: Record<ReconcilerDiscrepancyKind, number>;
+  /** The span of execution times the report was taken to be complete for; null when it proves nothing. */
+  coverage: { from: Date; to: Date } | null;
+  /** Why the run failed (`aborted` when stopped by its signal); null otherwise. */
+  error: string | null;
+  durationMs: number;
+}
+
+/** @deprecated The old name of {@link ReconciliationResult} (a run's result, not the partner's report). */
+export type RunReport = ReconciliationResult;
+
+export function zeroDiscrepancies(): Record<ReconcilerDiscrepancyKind, number> {
+  return Object.fromEntries(RECONCILER_DISCREPANCY_KINDS.map((kind) => [kind, 0])) as Record<
+    ReconcilerDiscrepancyKind,
+    number
+  >;
+}
+
+/** A report with nothing done yet; the run fills it in. */
+export function emptyResult(partner: string, source: string): ReconciliationResult {
+  return {
+    runId: null,
+    partner,
+    source,
+    checksum: null,
+    status: 'failed',
+    rowsRead: 0,
+    rowsRejected: 0,
+    rejected: [],
+    matched: 0,
+    resolved: { completed: 0, notExecuted: 0 },
+    discrepancies: zeroDiscrepancies(),
+    coverage: null,
+    error: null,
+    durationMs: 0,
+  };
+}

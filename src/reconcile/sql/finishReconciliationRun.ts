@@ -1,0 +1,45 @@
+import type { Queryable } from '../../database/queryable.js';
+import type { Json } from '../../shared/types.js';
+
+export interface FinishedReconciliationRun {
+  id: string;
+  status: 'succeeded' | 'failed' | 'dry_run';
+  checksum: string | null;
+  coverageFrom: Date | null;
+  coverageTo: Date | null;
+  rowsRead: number;
+  rowsRejected: number;
+  matched: number;
+  resolvedCompleted: number;
+  resolvedNotExecuted: number;
+  discrepancies: Record<string, number>;
+  /** Already cut to what the column keeps. */
+  rejected: Json;
+  error: string | null;
+}
+
+/** Closes a run row with its outcome; only a row still `running` is closed (a run is finished once). */
+export async function finishReconciliationRun(db: Queryable, run: FinishedReconciliationRun): Promise<void> {
+  await db.query(
+    `UPDATE reconciliation_runs
+        SET status = $2, checksum = $3, coverage_from = $4, coverage_to = $5, rows_read = $6, rows_rejected = $7,
+            matched = $8, resolved_completed = $9, resolved_not_executed = $10, discrepancies = $11::jsonb,
+            rejected = $12::jsonb, error = $13, finished_at = now()
+      WHERE id = $1 AND status = 'running'`,
+    [
+      run.id,
+      run.status,
+      run.checksum,
+      run.coverageFrom,
+      run.coverageTo,
+      run.rowsRead,
+      run.rowsRejected,
+      run.matched,
+      run.resolvedCompleted,
+      run.resolvedNotExecuted,
+      JSON.stringify(run.discrepancies),
+      JSON.stringify(run.rejected),
+      run.error,
+    ],
+  );
+}
