@@ -53,8 +53,14 @@ export async function collectCandidates(db: Queryable, input: CandidateInput): P
   } else if (input.coverage) {
     params.push(input.coverage.from, input.coverage.to);
     inCoverage = `(i.attempt_started_at >= $5::timestamptz AND i.attempt_started_at + ${lag} <= $6::timestamptz)`;
-    const conditions = [inCoverage, matchKeyPresent(input.match)];
+    const conditions = [inCoverage, matchKeyPresent(input.match), notAmbiguous];
     if (input.rowsRejected > 0) conditions.push(notRejected(input.match));
+    if (input.match.by === 'amount') {
+      const match = input.match;
+      if (await someRowUnplaceable(db)) conditions.push('false');
+      params.push(match.nearMissWindowMs, match.amountTolerance, match.nearMissAmount);
+      conditions.push(noNearMiss('$7', '$8', '$9'));
+    }
     // `false` after the coverage test rather than instead of it: every statement below must still use
     // both coverage parameters (PostgreSQL folds the constant away).
     if (input.absenceUnprovable) conditions.push('false');
@@ -102,6 +108,38 @@ export async function collectCandidates(db: Queryable, input: CandidateInput): P
   }
   await db.query('ALTER TABLE rec_intents ADD PRIMARY KEY (intent_id)');
   await db.query('ANALYZE rec_intents');
+}
+
+/** SQL: no row of the report could be intent `i`'s execution and another intent's alike (see matchRows). */
+const notAmbiguous = 'NOT EXISTS (SELECT 1 FROM rec_ambiguous a WHERE a.intent_id = i.id)';
+
+/**
+ * SQL: no row of the report comes near intent `i` by amount and time, under the near-miss margin (wider
+ * than the match rule): a row 0.011 off under a 0.01 tolerance, or a partner clock 12 minutes off under a
+ * 10-minute window, may still be its execution, so its absence is not proven. Whatever intent the row was
+ * given to. `window`, `tolerance` and `nearMiss` are the placeholders of the near-miss window (ms), the
+ * match tolerance and the configured near-miss amount (null: the larger of 10 x tolerance and 1% of the
+ * intent's amount). Uses rec_report's (currency, executed_at) index.
+ */
+function noNearMiss(window: string, tolerance: string, nearMiss: string): string {
+  return `NOT EXISTS (SELECT 1 FROM rec_report r
+                       WHERE r.currency = i.currency
+                         AND r.executed_at BETWEEN i.attempt_started_at - ${window}::bigint * interval '1 millisecond'
+                                               AND i.attempt_started_at + ${window}::bigint * interval '1 millisecond'
+                         AND abs(r.amount - i.amount) <=
+                             COALESCE(${nearMiss}::numeric, GREATEST(10 * ${tolerance}::numeric, 0.01 * abs(i.amount))))`;
+}
+
+/**
+ * Under amount matching, an accepted row without an amount, a currency or a time cannot be placed near or
+ * far from any intent: it may be anybody's execution, so the run proves nothing absent.
+ */
+async function someRowUnplaceable(db: Queryable): Promise<boolean> {
+  const result = await db.query<{ found: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM rec_report
+                     WHERE amount IS NULL OR currency IS NULL OR executed_at IS NULL) AS found`,
+  );
+  return result.rows[0].found;
 }
 
 /** SQL: intent `i` has what the match rule pairs on, so a missing row means something. */

@@ -1,15 +1,26 @@
+import { basename } from 'node:path';
+import { DateTime } from 'luxon';
 import type { Queryable } from '../database/queryable.js';
-import type { RunSettings } from './runSettings.js';
+import type { DeclaredCoverage, RunSettings } from './runSettings.js';
 
 export interface Coverage {
   from: Date;
   to: Date;
 }
 
+/** The period a run may prove absence over, or why it may not. */
+export interface CoverageDecision {
+  coverage: Coverage | null;
+  /** Why there is none, for the run's warnings; null when there is one. */
+  warning: string | null;
+}
+
+const DAY_MS = 86_400_000;
+
 /**
- * The window an API listing is asked for when the reconciler does not set `coverage`: far enough back to
- * see every execution of an intent that could still be stuck (deadline + settlement lag + stuckAfter),
- * up to now. Computed by PostgreSQL, like every time the engine compares.
+ * The window an API listing is asked for when the reconciler declares none: far enough back to see every
+ * execution of an intent that could still be stuck (deadline + settlement lag + stuckAfter), up to now.
+ * Computed by PostgreSQL, like every time the engine compares.
  */
 export async function defaultApiWindow(db: Queryable, settings: RunSettings): Promise<Coverage> {
   const backMs = settings.deadlineMs + settings.settlementLagMs + settings.stuckAfterMs;
@@ -20,14 +31,85 @@ export async function defaultApiWindow(db: Queryable, settings: RunSettings): Pr
   return result.rows[0];
 }
 
-/** The configured coverage, as instants. */
-export async function configuredCoverage(
-  db: Queryable,
-  coverage: { from: string; to: string },
-): Promise<Coverage> {
+/** The window an API listing is asked for: the declared fixed period, else {@link defaultApiWindow}. */
+export async function apiWindow(db: Queryable, settings: RunSettings): Promise<Coverage> {
+  if (settings.coverage?.type !== 'fixed') return defaultApiWindow(db, settings);
   const result = await db.query<Coverage>('SELECT $1::timestamptz AS "from", $2::timestamptz AS "to"', [
-    coverage.from,
-    coverage.to,
+    settings.coverage.from,
+    settings.coverage.to,
   ]);
   return result.rows[0];
+}
+
+/**
+ * What the report declares it is complete for (invariant 9: absence needs proof): the reconciler's fixed
+ * period, the date in the file's name, or the window an API listing was asked for; never the times of the
+ * report's rows. Capped at the run's start (the transaction's `now()`): nobody can have reported what had
+ * not happened yet when the run began.
+ */
+export async function declaredCoverage(
+  db: Queryable,
+  input: { settings: RunSettings; file?: string; window?: Coverage },
+): Promise<CoverageDecision> {
+  const { settings } = input;
+  if (input.window) return { coverage: await capAtRunStart(db, input.window), warning: null };
+  const declaration = settings.coverage;
+  if (!declaration) {
+    return {
+      coverage: null,
+      warning:
+        'the reconciler declares no coverage for its reports (coverage: { fromFileName } or { from, to }): ' +
+        'intents found in the report are completed, but none is proven absent',
+    };
+  }
+  if (declaration.type === 'fixed') return { coverage: await capAtRunStart(db, declaration), warning: null };
+  const period =
+    input.file === undefined ? undefined : periodInFileName(input.file, declaration, settings.timezone);
+  if (!period) {
+    return {
+      coverage: null,
+      warning: `the file name ${JSON.stringify(basename(input.file ?? ''))} does not carry a date matching ${declaration.pattern} (${declaration.dateFormat}): no intent is proven absent`,
+    };
+  }
+  const capped = await capAtRunStart(db, period);
+  return capped
+    ? { coverage: capped, warning: null }
+    : {
+        coverage: null,
+        warning: 'the file declares a period that starts after this run began: no intent is proven absent',
+      };
+}
+
+/**
+ * The period `2026-11-28.csv` declares: that date's midnight in the reconciler's zone, for `periodMs`. Whole
+ * days are calendar days in that zone (a day with a daylight-saving change is 23 or 25 hours long).
+ */
+function periodInFileName(
+  file: string,
+  declaration: Extract<DeclaredCoverage, { type: 'fileName' }>,
+  timezone: string,
+): Coverage | undefined {
+  const match = declaration.pattern.exec(basename(file));
+  const text = match?.groups?.date ?? match?.[1];
+  if (!text) return undefined;
+  const start = DateTime.fromFormat(text, declaration.dateFormat, { zone: timezone });
+  if (!start.isValid) return undefined;
+  const end =
+    declaration.periodMs % DAY_MS === 0
+      ? start.plus({ days: declaration.periodMs / DAY_MS })
+      : start.plus({ milliseconds: declaration.periodMs });
+  return { from: start.toJSDate(), to: end.toJSDate() };
+}
+
+/** The period as instants, ending no later than the run's start; null when nothing of it is left. */
+async function capAtRunStart(
+  db: Queryable,
+  period: { from: string | Date; to: string | Date },
+): Promise<Coverage | null> {
+  const result = await db.query<Coverage>(
+    `SELECT $1::timestamptz AS "from", LEAST($2::timestamptz, now()) AS "to"
+      WHERE $1::timestamptz <= LEAST($2::timestamptz, now())`,
+    [period.from, period.to],
+  );
+  return result.rows[0] ?? null;
 }

@@ -47,10 +47,16 @@ export async function flagDiscrepancies(
   await flagMismatches(db);
   if (!input.lookup && input.coverage) await flagMissing(db, input.coverage);
   if (!input.lookup) await flagOrphans(db, input);
+  await flagAmbiguous(db, input);
   await flagUnresolved(db, input.stuckAfterMs);
 }
 
-/** An intent with two or more executions on record: at risk is what was executed beyond the intent. */
+/**
+ * An intent with two or more executions on record. At risk: (executions - 1) x the intent's amount, in its
+ * currency (what was charged beyond the one execution asked for; a partner's differing figures are
+ * amount_mismatch's business). `executions` in the details lets raiseFlags update an open duplicate when a
+ * later report shows another execution.
+ */
 async function flagDuplicates(db: Queryable): Promise<void> {
   // The few intents executed twice are found first; only their rows are then aggregated into details. Into a
   // table of their own, ANALYZEd: the planner cannot know how few pass `HAVING count(*) >= 2` (it guessed
@@ -65,10 +71,10 @@ async function flagDuplicates(db: Queryable): Promise<void> {
     `INSERT INTO rec_flags
      SELECT 'duplicate_execution', c.intent_id, c.attempt, c.reference,
             (array_agg(e.partner_reference ORDER BY ${EVIDENCE_ORDER}))[1],
-            sum(e.amount) - c.amount, c.currency,
-            'The partner executed ' || ${INTENT_NAME} || ' ' || count(*) || ' times, ' ||
-              ${money('sum(e.amount)', 'c.currency')} || ' in total, for ' || ${money('c.amount', 'c.currency')} ||
-              ' asked once.',
+            (count(*) - 1) * c.amount, c.currency,
+            'The partner executed ' || ${INTENT_NAME} || ' ' || count(*) || ' times, for ' ||
+              ${money('c.amount', 'c.currency')} || ' asked once: ' ||
+              ${money('(count(*) - 1) * c.amount', 'c.currency')} || ' charged beyond it.',
             jsonb_build_object('intent', ${INTENT_JSON}, 'executions', count(*),
                                'rows', jsonb_agg(${EVIDENCE_JSON} ORDER BY ${EVIDENCE_ORDER})),
             'duplicate_execution:' || c.intent_id,
@@ -152,6 +158,7 @@ async function flagOrphans(db: Queryable, input: { partner: string; source: stri
             NULL::numeric AS intent_amount, NULL::text AS intent_currency
        FROM rec_report r
       WHERE r.intent_id IS NULL
+        AND NOT EXISTS (SELECT 1 FROM rec_ambiguous a WHERE a.line = r.line)
      UNION ALL
      SELECT r.*, i.attempt, i.status, i.reference, i.amount, i.currency
        FROM rec_report r
@@ -188,6 +195,48 @@ async function flagOrphans(db: Queryable, input: { partner: string; source: stri
       CROSS JOIN LATERAL (SELECT COALESCE(k.record_id, r.record_id) AS id,
                                  COALESCE((SELECT run.source FROM reconciliation_runs run WHERE run.id = k.run_id),
                                           $2::text) AS source) pr`,
+    [input.partner, input.source],
+  );
+}
+
+/**
+ * A row that could be the execution of more than one intent (see matchRows): one discrepancy per row, naming
+ * every candidate with its status and attempt. None of them was resolved from the row, and none can be
+ * proven absent while it stands (collectCandidates); the candidates still stuck past their deadline are
+ * also `unresolved`. At risk: the row's amount, in its currency. Raised in lookup mode too (an answer may
+ * name several of our references).
+ */
+async function flagAmbiguous(db: Queryable, input: { partner: string; source: string }): Promise<void> {
+  await db.query(
+    `INSERT INTO rec_flags
+     SELECT 'ambiguous_match', NULL, NULL, r.reference, r.partner_reference, r.amount, r.currency,
+            'The partner reports an execution of ' || ${money('r.amount', 'r.currency')} ||
+              COALESCE(' (reference ' || r.reference || ')', '') ||
+              COALESCE(' (partner reference ' || r.partner_reference || ')', '') ||
+              ' on line ' || r.line || ' that could be the execution of ' || count(*) || ' intents (' ||
+              string_agg(i.id::text || ', ' || i.status, '; ' ORDER BY i.id) ||
+              '): none of them was decided from it.',
+            jsonb_build_object(
+              'rows', jsonb_build_array(jsonb_build_object(
+                'recordId', pr.id::text, 'line', r.line, 'source', pr.source, 'identity', r.identity,
+                'reference', r.reference, 'partnerReference', r.partner_reference, 'amount', r.amount::text,
+                'currency', r.currency, 'executedAt', ${isoUtc('r.executed_at')})),
+              'candidates', jsonb_agg(jsonb_build_object(
+                'intentId', i.id::text, 'attempt', i.attempt, 'status', i.status, 'reference', i.reference,
+                'partnerReference', i.partner_reference, 'amount', i.amount::text, 'currency', i.currency,
+                'createdAt', ${isoUtc('i.created_at')}, 'attemptStartedAt', ${isoUtc('i.attempt_started_at')})
+                ORDER BY i.id)),
+            'ambiguous_match:' || $1 || ':' || r.identity,
+            ARRAY[pr.id]
+       FROM rec_ambiguous a
+       JOIN rec_report r ON r.line = a.line
+       JOIN intents i ON i.id = a.intent_id
+       LEFT JOIN rec_known k ON k.report_line = r.line
+      CROSS JOIN LATERAL (SELECT COALESCE(k.record_id, r.record_id) AS id,
+                                 COALESCE((SELECT run.source FROM reconciliation_runs run WHERE run.id = k.run_id),
+                                          $2::text) AS source) pr
+      GROUP BY r.line, r.reference, r.partner_reference, r.amount, r.currency, r.identity, r.executed_at, pr.id,
+               pr.source`,
     [input.partner, input.source],
   );
 }

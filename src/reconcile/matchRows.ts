@@ -1,80 +1,108 @@
 import type { Queryable } from '../database/queryable.js';
 
+/** What matching made of a report: rows given to one intent, and rows that could be several intents'. */
+export interface MatchOutcome {
+  /** Rows paired with exactly one intent (`rec_match`). */
+  matched: number;
+  /** Rows that fit more than one intent and were given to none (`rec_ambiguous`, one row per candidate). */
+  ambiguousRows: number;
+}
+
 /**
- * Pairs staged report rows with this partner's intents into `rec_match (line, intent_id)` by reference or
- * partner reference, one intent per row at most, entirely in SQL. Returns the number of rows matched. Runs
- * before identifyRows, which writes each row's intent into `rec_report` (see prepareReport).
+ * SQL: from `rec_candidates (line, intent_id, pinned, excluded, dead)`, which intent each row belongs to, if
+ * exactly one can be told apart, into `rec_match (line, intent_id)`, and every candidate of the rows that
+ * cannot, into `rec_ambiguous (line, intent_id)`. The rule (docs/DESIGN.md, "Matching"):
  *
- * An equality join on the intents' (partner, reference) or (partner, partner_reference) index. Should two
- * intents share the value, the one agreeing in amount and currency wins, then the oldest: a row is one
- * execution and belongs to one intent.
+ * 1. a row with one candidate is that intent's;
+ * 2. else a candidate whose known partner reference is the row's (`pinned`) wins, if it is the only one;
+ * 3. else candidates the row cannot be (`excluded`: their known partner reference is another, or they were
+ *    created longer than the clock skew after the row's execution) drop out; one left wins;
+ * 4. else a stuck or completed candidate is preferred over `rejected` / `not_executed` ones (`dead`), when it
+ *    is the only one; the intent we believe never executed is the less likely owner of a real execution;
+ * 5. otherwise the row is ambiguous: no tie-break guesses between two intents that might each be charged
+ *    again, or never collected. Its candidates are the ones still standing at the step that left several.
+ *
+ * Under amount matching the candidates are every intent within the near-miss margin, and a row goes to the
+ * one left standing only if that one also fits the match rule itself (`strict`); otherwise it goes to
+ * nobody (an orphan, for a person) and, as a near miss, still keeps those intents from being proven absent.
+ */
+const DECIDE = `
+  SELECT line, intent_id, strict,
+         CASE
+           WHEN n = 1 THEN 'match'
+           WHEN n_pinned = 1 THEN CASE WHEN pinned THEN 'match' END
+           WHEN n_pinned > 1 THEN CASE WHEN pinned THEN 'ambiguous' END
+           WHEN n_open = 0 THEN 'ambiguous'
+           WHEN n_open = 1 THEN CASE WHEN NOT excluded THEN 'match' END
+           WHEN n_live = 1 THEN CASE WHEN NOT excluded AND NOT dead THEN 'match' END
+           WHEN n_live = 0 THEN CASE WHEN NOT excluded THEN 'ambiguous' END
+           ELSE CASE WHEN NOT excluded AND NOT dead THEN 'ambiguous' END
+         END AS choice
+    FROM (SELECT c.*,
+                 count(*) OVER w AS n,
+                 count(*) FILTER (WHERE c.pinned) OVER w AS n_pinned,
+                 count(*) FILTER (WHERE NOT c.excluded) OVER w AS n_open,
+                 count(*) FILTER (WHERE NOT c.excluded AND NOT c.dead) OVER w AS n_live
+            FROM rec_candidates c
+          WINDOW w AS (PARTITION BY c.line)) counted`;
+
+/** SQL: candidate columns for row `r` (with `partner_reference` and an `executed_at` expression) and intent `i`. */
+function candidateColumns(executedAt: string, skew: string): string {
+  return `(r.partner_reference IS NOT NULL AND i.partner_reference = r.partner_reference) AS pinned,
+          ((r.partner_reference IS NOT NULL AND i.partner_reference IS NOT NULL
+            AND i.partner_reference <> r.partner_reference)
+           OR i.created_at > ${executedAt} + ${skew}::bigint * interval '1 millisecond') IS TRUE AS excluded,
+          i.status IN ('rejected', 'not_executed') AS dead`;
+}
+
+/**
+ * Pairs staged report rows with this partner's intents by reference or partner reference, entirely in SQL
+ * (see {@link DECIDE} for which intent a row goes to). Runs before identifyRows, which writes each row's
+ * intent into `rec_report` (see prepareReport). An equality join on the intents' (partner, reference) or
+ * (partner, partner_reference) index, then one window over the candidates of each row.
  */
 export async function matchStagedRows(
   db: Queryable,
   partner: string,
   by: 'reference' | 'partnerReference',
-): Promise<number> {
-  // One CREATE TABLE AS: the benchmark's 1M acme-pay rows took 5.6 s as an INSERT into the indexed table
-  // and take 1.1-1.7 s this way (a hash join of the report with the partner's intents, then the sort of
-  // DISTINCT ON, which picks the one intent per row), about what the floor's join alone takes.
+  clockSkewMs: number,
+): Promise<MatchOutcome> {
   const column = by === 'reference' ? 'reference' : 'partner_reference';
-  const matched = await db.query(
-    `CREATE TEMP TABLE rec_match ON COMMIT DROP AS
-     SELECT DISTINCT ON (s.line) s.line, i.id AS intent_id
-       FROM rec_staged s
-       JOIN intents i ON i.partner = $1 AND i.${column} = s.${column}
-      ORDER BY s.line, (i.amount IS NOT DISTINCT FROM s.amount AND i.currency IS NOT DISTINCT FROM s.currency) DESC,
-               i.id`,
-    [partner],
+  await db.query(
+    `CREATE TEMP TABLE rec_candidates ON COMMIT DROP AS
+     SELECT r.line, i.id AS intent_id, true AS strict,
+            ${candidateColumns(`to_timestamp(r.executed_at_ms / 1000.0)`, '$2')}
+       FROM rec_staged r
+       JOIN intents i ON i.partner = $1 AND i.${column} = r.${column}`,
+    [partner, clockSkewMs],
   );
-  // No index: every later join with it is a hash join, and the two indexes amount matching needs (on line
-  // and intent_id) cost another 1 s per 1M rows.
-  await db.query('ANALYZE rec_match');
-  return matched.rowCount ?? 0;
+  return decide(db);
 }
 
 /**
- * Pairs the rows of `rec_report` with intents by amount and time (see {@link matchByAmount}) into
- * `rec_match`, then writes each matched row's intent into `rec_report`. Runs after identifyRows: it needs
- * the rows' execution times as timestamps and the (currency, executed_at) index. Returns the number of rows
- * matched.
+ * Pairs the rows of `rec_report` with intents by amount and time, for partners that echo nothing of ours.
+ * A row fits an intent that shares its currency, differs in amount by at most `amountTolerance` (numeric,
+ * exact) and started its current attempt within `timeWindowMs` of the execution; {@link DECIDE} then keeps
+ * only the rows that fit one intent and come near no other (the near-miss margin, as collectCandidates). Nearest-in-time is no rule: a partner that executed A at 10:00:09 would hand the
+ * row to B started at 10:00:10, completing B (never executed) and proving A absent (charged again).
+ * Two rows that each fit only one intent make it executed twice: a duplicate, for a person to look at.
+ *
+ * The intents considered are first narrowed to attempts started within the report's time span (plus the
+ * near-miss window, which collectCandidates uses for the same intents) into a small indexed temp table
+ * (`rec_amount_intents`), so the range join is an index scan per row, not rows x intents. Runs after
+ * identifyRows: it needs the rows' execution times as timestamps and the (currency, executed_at) index.
  */
 export async function matchReportByAmount(
   db: Queryable,
   partner: string,
-  match: { amountTolerance: string; timeWindowMs: number },
-): Promise<number> {
-  await db.query(
-    `CREATE TEMP TABLE rec_match (line integer PRIMARY KEY, intent_id bigint NOT NULL) ON COMMIT DROP`,
-  );
-  // Before the inserts: amount matching's rounds look intents up in it.
-  await db.query('CREATE INDEX ON rec_match (intent_id)');
-  await matchByAmount(db, partner, match.amountTolerance, match.timeWindowMs);
-  await db.query('ANALYZE rec_match');
-  const matched = await db.query(
-    'UPDATE rec_report r SET intent_id = m.intent_id FROM rec_match m WHERE m.line = r.line',
-  );
-  await db.query('ANALYZE rec_report');
-  return matched.rowCount ?? 0;
-}
-
-/**
- * For partners that echo nothing of ours. A row and an intent are candidates when they share the currency,
- * the amounts differ by at most `tolerance` (numeric, exact) and the execution is within `windowMs` of
- * the intent's current attempt start. Pairs are then chosen one-to-one, nearest in time first (then the
- * closest amount, then line and id, so the choice is deterministic): each round pairs every row and intent
- * that are each other's best remaining candidate. The globally best remaining pair always is, so every
- * round makes progress and the loop ends; it usually takes one or two rounds.
- *
- * The intents considered are first narrowed to attempts started within the report's time span (plus the
- * window) into a small indexed temp table, so the range join is an index scan per row, not rows x intents.
- */
-async function matchByAmount(
-  db: Queryable,
-  partner: string,
-  tolerance: string,
-  windowMs: number,
-): Promise<void> {
+  match: {
+    amountTolerance: string;
+    timeWindowMs: number;
+    nearMissAmount: string | null;
+    nearMissWindowMs: number;
+  },
+  clockSkewMs: number,
+): Promise<MatchOutcome> {
   await db.query(
     `CREATE TEMP TABLE rec_amount_intents ON COMMIT DROP AS
      SELECT i.id AS intent_id, i.amount, i.currency, i.attempt_started_at AS started_at
@@ -82,37 +110,53 @@ async function matchByAmount(
       CROSS JOIN (SELECT min(executed_at) AS lo, max(executed_at) AS hi FROM rec_report) span
       WHERE i.partner = $1 AND i.amount IS NOT NULL AND i.currency IS NOT NULL
         AND i.attempt_started_at BETWEEN span.lo - $2 * interval '1 millisecond' AND span.hi + $2 * interval '1 millisecond'`,
-    [partner, windowMs],
+    [partner, match.nearMissWindowMs],
   );
   await db.query('CREATE INDEX ON rec_amount_intents (currency, started_at)');
   await db.query('ANALYZE rec_amount_intents');
   await db.query(
-    `CREATE TEMP TABLE rec_amount_candidates ON COMMIT DROP AS
+    `CREATE TEMP TABLE rec_candidates ON COMMIT DROP AS
      SELECT r.line, c.intent_id,
-            GREATEST(r.executed_at - c.started_at, c.started_at - r.executed_at) AS distance,
-            abs(r.amount - c.amount) AS amount_diff
+            (abs(r.amount - c.amount) <= $3::numeric
+             AND c.started_at BETWEEN r.executed_at - $2::bigint * interval '1 millisecond'
+                                  AND r.executed_at + $2::bigint * interval '1 millisecond') AS strict,
+            ${candidateColumns('r.executed_at', '$1')}
        FROM rec_report r
        JOIN rec_amount_intents c
          ON c.currency = r.currency
-        AND c.started_at BETWEEN r.executed_at - $2 * interval '1 millisecond'
-                             AND r.executed_at + $2 * interval '1 millisecond'
+        AND c.started_at BETWEEN r.executed_at - $4::bigint * interval '1 millisecond'
+                             AND r.executed_at + $4::bigint * interval '1 millisecond'
+       JOIN intents i ON i.id = c.intent_id
       WHERE r.amount IS NOT NULL AND r.executed_at IS NOT NULL
-        AND abs(r.amount - c.amount) <= $1::numeric`,
-    [tolerance, windowMs],
+        AND abs(r.amount - c.amount) <=
+            COALESCE($5::numeric, GREATEST(10 * $3::numeric, 0.01 * abs(c.amount)))`,
+    [clockSkewMs, match.timeWindowMs, match.amountTolerance, match.nearMissWindowMs, match.nearMissAmount],
   );
-  await db.query('ANALYZE rec_amount_candidates');
-  for (;;) {
-    const round = await db.query(
-      `INSERT INTO rec_match (line, intent_id)
-       SELECT line, intent_id
-         FROM (SELECT c.line, c.intent_id,
-                      row_number() OVER (PARTITION BY c.line ORDER BY c.distance, c.amount_diff, c.intent_id) AS row_rank,
-                      row_number() OVER (PARTITION BY c.intent_id ORDER BY c.distance, c.amount_diff, c.line) AS intent_rank
-                 FROM rec_amount_candidates c
-                WHERE NOT EXISTS (SELECT 1 FROM rec_match m WHERE m.line = c.line)
-                  AND NOT EXISTS (SELECT 1 FROM rec_match m WHERE m.intent_id = c.intent_id)) ranked
-        WHERE row_rank = 1 AND intent_rank = 1`,
-    );
-    if ((round.rowCount ?? 0) === 0) return;
-  }
+  const outcome = await decide(db);
+  const matched = await db.query(
+    'UPDATE rec_report r SET intent_id = m.intent_id FROM rec_match m WHERE m.line = r.line',
+  );
+  await db.query('ANALYZE rec_report');
+  return { ...outcome, matched: matched.rowCount ?? 0 };
+}
+
+/** Runs {@link DECIDE} over `rec_candidates` into `rec_match` and `rec_ambiguous`. */
+async function decide(db: Queryable): Promise<MatchOutcome> {
+  await db.query('ANALYZE rec_candidates');
+  await db.query(`CREATE TEMP TABLE rec_decided ON COMMIT DROP AS ${DECIDE}`);
+  // No indexes on these two: every later join with them is a hash join.
+  const matched = await db.query(
+    `CREATE TEMP TABLE rec_match ON COMMIT DROP AS
+     SELECT line, intent_id FROM rec_decided WHERE choice = 'match' AND strict`,
+  );
+  await db.query(
+    `CREATE TEMP TABLE rec_ambiguous ON COMMIT DROP AS
+     SELECT line, intent_id FROM rec_decided WHERE choice = 'ambiguous'`,
+  );
+  await db.query('ANALYZE rec_match');
+  await db.query('ANALYZE rec_ambiguous');
+  const ambiguous = await db.query<{ rows: number }>(
+    'SELECT count(DISTINCT line)::int AS rows FROM rec_ambiguous',
+  );
+  return { matched: matched.rowCount ?? 0, ambiguousRows: ambiguous.rows[0].rows };
 }

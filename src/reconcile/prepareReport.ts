@@ -1,13 +1,13 @@
 import type { Queryable } from '../database/queryable.js';
 import { identifyRows } from './identifyRows.js';
-import { matchReportByAmount, matchStagedRows } from './matchRows.js';
+import { type MatchOutcome, matchReportByAmount, matchStagedRows } from './matchRows.js';
 import type { ResolvedMatch } from './runSettings.js';
 import { lockPartnerReconciliation } from './sql/lockPartnerReconciliation.js';
 
 /**
  * Turns the staged report (`rec_staged`) into what every decision reads: `rec_report` (each row with its
- * identity, its record id and the intent it matched) and `rec_match` (line, intent). Returns the number of
- * rows matched.
+ * identity, its record id and the intent it matched), `rec_match` (line, intent) and `rec_ambiguous` (line,
+ * candidate intent, for rows that could be several intents'). Returns how many rows went each way.
  *
  * Takes the partner's reconciliation lock first: from matching on, the run reads intents and must see what
  * the previous run of this partner committed (an intent it purged, a match it stored).
@@ -17,13 +17,17 @@ import { lockPartnerReconciliation } from './sql/lockPartnerReconciliation.js';
  * joining the report with its matches three times (about 2 s per 1M rows). Amount matching needs the
  * identified rows, so it comes after and writes its matches in.
  */
-export async function prepareReport(db: Queryable, partner: string, match: ResolvedMatch): Promise<number> {
+export async function prepareReport(
+  db: Queryable,
+  input: { partner: string; match: ResolvedMatch; clockSkewMs: number },
+): Promise<MatchOutcome> {
+  const { partner, match, clockSkewMs } = input;
   await lockPartnerReconciliation(db, partner);
   if (match.by === 'amount') {
     await identifyRows(db, { joinMatches: false });
-    return matchReportByAmount(db, partner, match);
+    return matchReportByAmount(db, partner, match, clockSkewMs);
   }
-  const matched = await matchStagedRows(db, partner, match.by);
+  const outcome = await matchStagedRows(db, partner, match.by, clockSkewMs);
   await identifyRows(db, { joinMatches: true });
-  return matched;
+  return outcome;
 }

@@ -11,6 +11,7 @@ export async function raiseFlags(
   db: Queryable,
   input: { partner: string; runId: string; actor: string },
 ): Promise<Record<ReconcilerDiscrepancyKind, number>> {
+  await followDuplicates(db, input.actor);
   const result = await db.query<{ kind: ReconcilerDiscrepancyKind; n: number }>(
     `WITH raised AS (
        INSERT INTO discrepancies (kind, partner, intent_id, attempt, run_id, reference, partner_reference,
@@ -31,4 +32,46 @@ export async function raiseFlags(
   const counts = zeroDiscrepancies();
   for (const row of result.rows) counts[row.kind] = row.n;
   return counts;
+}
+
+/** SQL: executions recorded in a duplicate_execution's details (discrepancy or flag `alias`). */
+const executions = (alias: string) => `COALESCE((${alias}.details->>'executions')::int, 0)`;
+
+/**
+ * Duplicates keep up with the partner: a report showing a third execution of an intent whose duplicate is
+ * still open (or acknowledged) updates that discrepancy (amount at risk, summary, rows) and says so in its
+ * history, keeping its status; if the intent's duplicates were all settled (resolved or dismissed), the new
+ * execution opens a new one (its dedupe key carries the count, so a re-run raises it once). A flag that adds
+ * no execution to what a discrepancy already shows is dropped here or, as before, by its dedupe key.
+ */
+async function followDuplicates(db: Queryable, actor: string): Promise<void> {
+  await db.query(
+    `WITH grown AS (
+       UPDATE discrepancies d
+          SET amount_at_risk = f.amount_at_risk, summary = f.summary, details = f.details,
+              partner_record_ids = f.partner_record_ids, updated_at = now()
+         FROM rec_flags f
+        WHERE f.kind = 'duplicate_execution' AND d.kind = 'duplicate_execution' AND d.intent_id = f.intent_id
+          AND d.status IN ('open', 'acknowledged') AND ${executions('d')} < ${executions('f')}
+        RETURNING d.id, d.status, f.summary
+     )
+     INSERT INTO discrepancy_history (discrepancy_id, from_status, to_status, actor, note)
+     SELECT id, status, status, $1, 'The partner reports a further execution. ' || summary FROM grown`,
+    [actor],
+  );
+  await db.query(
+    `DELETE FROM rec_flags f
+      WHERE f.kind = 'duplicate_execution'
+        AND EXISTS (SELECT 1 FROM discrepancies d
+                     WHERE d.kind = 'duplicate_execution' AND d.intent_id = f.intent_id
+                       AND d.status IN ('open', 'acknowledged'))`,
+  );
+  await db.query(
+    `UPDATE rec_flags f SET dedupe_key = f.dedupe_key || ':' || ${executions('f')}
+      WHERE f.kind = 'duplicate_execution'
+        AND EXISTS (SELECT 1 FROM discrepancies d
+                     WHERE d.kind = 'duplicate_execution' AND d.intent_id = f.intent_id)
+        AND ${executions('f')} > (SELECT max(${executions('d')}) FROM discrepancies d
+                                  WHERE d.kind = 'duplicate_execution' AND d.intent_id = f.intent_id)`,
+  );
 }

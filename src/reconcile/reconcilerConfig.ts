@@ -10,10 +10,46 @@ export type MatchRule =
   | { by: 'partnerReference' }
   /**
    * For partners that echo nothing of ours: same currency, amount within `amountTolerance` (a decimal
-   * string, compared exactly) and execution within `timeWindow` of the attempt's start. Each row and each
-   * intent is paired at most once, nearest in time first.
+   * string, compared exactly) and execution within `timeWindow` of the attempt's start. A row is paired only
+   * when it fits exactly one intent (or its partner reference pins one); a row that fits several raises
+   * `ambiguous_match` and decides none of them. `nearMiss` is the wider margin within which a row still
+   * keeps an intent from being proven absent: a row a little outside the match rule may still be its
+   * execution (a partner rounding, a partner clock a few minutes off).
    */
-  | { by: 'amount'; amountTolerance?: string; timeWindow?: Duration };
+  | {
+      by: 'amount';
+      /** @default '0' */
+      amountTolerance?: string;
+      /** @default '10m' */
+      timeWindow?: Duration;
+      nearMiss?: {
+        /** @default the larger of 10 x amountTolerance and 1% of the intent's amount */
+        amountTolerance?: string;
+        /** @default 3 x timeWindow */
+        timeWindow?: Duration;
+      };
+    };
+
+/**
+ * The period a report declares it is complete for. Only a declared period proves absence: the times of the
+ * report's own rows never do (a cut or partial file, another partner's file, a row dated decades ahead
+ * would all stretch it). Either fixed instants, or a date in the report file's name, read in the
+ * reconciler's `timezone`: `{ fromFileName: { pattern: '(\\d{4}-\\d{2}-\\d{2})\\.csv$' } }` declares that
+ * `2026-11-28.csv` is complete for 28 November from midnight, for `period`. API listings declare the window
+ * they were asked for. A declared period never reaches past the run's own start.
+ */
+export type CoverageDeclaration =
+  | { from: string | Date; to: string | Date }
+  | {
+      fromFileName: {
+        /** A regular expression whose first capture group (or group named `date`) is the date. */
+        pattern: string;
+        /** Luxon tokens of the captured date. @default 'yyyy-MM-dd' */
+        dateFormat?: string;
+        /** How long from that date's midnight the file is complete for. @default '1d' */
+        period?: Duration;
+      };
+    };
 
 /**
  * One partner's reconciliation, as written in `reconcilers/<partner>.ts` (default export). Field names are a
@@ -37,10 +73,23 @@ export interface ReconcilerConfig {
   /** How rows are paired with intents. @default { by: 'reference' } */
   match?: MatchRule;
   /**
-   * The span of execution times the report is complete for. By default a CSV report covers from its
-   * earliest to its latest execution time, and an API listing covers the window it was asked for.
+   * The period the report declares it is complete for (see {@link CoverageDeclaration}). An API listing
+   * declares the window it was asked for. Without a declaration a CSV report still completes the intents it
+   * shows, but proves none absent, and the run says so in its `warnings`.
    */
-  coverage?: { from: string | Date; to: string | Date };
+  coverage?: CoverageDeclaration;
+  /**
+   * A report none of whose rows match an intent of this partner, while intents exist in its period, looks
+   * like another partner's file or the wrong day's, and proves nothing absent. Raise this to also distrust
+   * reports with fewer matching rows than this share (e.g. 0.5), for partners whose files hold little else.
+   * @default 0 (only a report with no matching row at all)
+   */
+  minMatchedShare?: number;
+  /**
+   * How far the partner's clock may be from ours. A row executed more than this before an intent was created
+   * cannot be that intent's execution, which tells apart two intents sharing a reference. @default '15m'
+   */
+  clockSkew?: Duration;
   /** Where the partner's report comes from. */
   source: CsvSourceConfig | ReconcilerApiSource;
 }

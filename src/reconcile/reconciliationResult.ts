@@ -11,6 +11,7 @@ const RECONCILER_DISCREPANCY_KINDS: readonly ReconcilerDiscrepancyKind[] = [
   'missing_at_partner',
   'orphan_partner_record',
   'unresolved',
+  'ambiguous_match',
 ];
 
 /** The report `rejected` list keeps this many rows; `rowsRejected` always counts them all. */
@@ -35,12 +36,23 @@ export interface ReconciliationResult {
   rejected: RejectedRow[];
   /** Accepted rows paired with one of our intents. */
   matched: number;
+  /** Accepted rows that could be the execution of more than one intent: given to none, each an `ambiguous_match`. */
+  ambiguous: number;
   /** Stuck intents this run settled. */
   resolved: { completed: number; notExecuted: number };
   /** Discrepancies this run raised for the first time, by kind (re-raising a known problem counts 0). */
   discrepancies: Record<ReconcilerDiscrepancyKind, number>;
-  /** The span of execution times the report was taken to be complete for; null when it proves nothing. */
+  /**
+   * The period the report declares it is complete for (capped at the run's start); null when it declares
+   * none. Absence is proven only inside it, and only when `warnings` says nothing against it.
+   */
   coverage: { from: Date; to: Date } | null;
+  /**
+   * Why this run proves less than it could, in words for the operator: no declared coverage, a report that
+   * does not look like this partner's ("0 of 200 rows match: wrong partner or wrong file?"), rejected rows
+   * that could be anybody's. Empty when the report was taken at its word.
+   */
+  warnings: string[];
   /** Why the run failed (`aborted` when stopped by its signal); null otherwise. */
   error: string | null;
   durationMs: number;
@@ -68,9 +80,11 @@ export function emptyResult(partner: string, source: string): ReconciliationResu
     rowsRejected: 0,
     rejected: [],
     matched: 0,
+    ambiguous: 0,
     resolved: { completed: 0, notExecuted: 0 },
     discrepancies: zeroDiscrepancies(),
     coverage: null,
+    warnings: [],
     error: null,
     durationMs: 0,
   };

@@ -8,17 +8,20 @@ import { readCsvReportBatches } from '../reports/readCsvReport.js';
 import type { Logger } from '../shared/logger.js';
 import { applyReport } from './applyReport.js';
 import { fileChecksum, RowChecksum } from './checksum.js';
-import { type Coverage, configuredCoverage, defaultApiWindow } from './coverage.js';
+import { apiWindow, type Coverage, type CoverageDecision, declaredCoverage } from './coverage.js';
 import { RunAbortedError } from './errors/RunAbortedError.js';
 import { TooManyRejectedRowsError } from './errors/TooManyRejectedRowsError.js';
+import { judgePlausibility } from './judgePlausibility.js';
 import { lookupStuckIntents } from './lookupStuckIntents.js';
 import { prepareReport } from './prepareReport.js';
 import {
   emptyResult,
   MAX_RECORDED_REJECTIONS,
+  MAX_REPORTED_REJECTIONS,
   type ReconciliationResult,
   zeroDiscrepancies,
 } from './reconciliationResult.js';
+import { rejectOutsideCoverage } from './rejectOutsideCoverage.js';
 import { type RunProgressListener, reportProgress } from './runProgress.js';
 import type { RunSettings } from './runSettings.js';
 import { finishReconciliationRun } from './sql/finishReconciliationRun.js';
@@ -133,9 +136,7 @@ export async function runOnce(
         }),
       );
     } else if (settings.source.type === 'api') {
-      window = settings.coverage
-        ? await configuredCoverage(client, settings.coverage)
-        : await defaultApiWindow(client, settings);
+      window = await apiWindow(client, settings);
       items = oneByOne(
         readApiReport(settings.source.config, {
           partner: settings.partner,
@@ -152,6 +153,20 @@ export async function runOnce(
       );
     }
 
+    // Decided before a row is read, from what the report's delivery says (invariant 9): lookups have none
+    // (each looked-up intent is covered from its attempt's start), listings the window they asked for.
+    let declared: CoverageDecision = lookup
+      ? { coverage: null, warning: null }
+      : await declaredCoverage(client, {
+          settings,
+          file: target.type === 'csv' ? target.file : undefined,
+          window,
+        });
+    if (declared.warning) {
+      report.warnings.push(declared.warning);
+      log.warn({ runId }, declared.warning);
+    }
+
     const staged = await stageReport(
       client,
       items,
@@ -166,6 +181,23 @@ export async function runOnce(
       progress,
     );
     if (rowChecksum) report.checksum = rowChecksum.digest();
+    if (declared.coverage) {
+      const outside = await rejectOutsideCoverage(client, declared.coverage, timeColumnOf(settings));
+      staged.rowsRejected += outside.count;
+      staged.extent.rows -= outside.count;
+      staged.rejected.push(...outside.rejected);
+      staged.rejected.sort((a, b) => a.line - b.line);
+      staged.rejected.length = Math.min(staged.rejected.length, MAX_REPORTED_REJECTIONS);
+      // A report without a single accepted row in its period says nothing about anybody, whatever it declares.
+      if (staged.extent.rows === 0) {
+        declared = {
+          coverage: null,
+          warning: 'the report has no accepted row in the period it declares: no intent is proven absent',
+        };
+        report.warnings.push(declared.warning as string);
+        log.warn({ runId }, declared.warning as string);
+      }
+    }
     timings.readMs = Math.round(performance.now() - phaseStart);
     phaseStart = performance.now();
     if (staged.rowsRead > 0 && staged.rowsRejected / staged.rowsRead > settings.maxRejectedRatio) {
@@ -174,20 +206,46 @@ export async function runOnce(
     reportProgress(context.onProgress, { phase: 'deciding', runId, source, rowsRead: staged.rowsRead });
     checkpoint();
 
-    const matched = await prepareReport(client, settings.partner, settings.match);
-    report.coverage = await coverageOf(client, { settings, window, lookup, extent: staged.extent });
+    const matching = await prepareReport(client, {
+      partner: settings.partner,
+      match: settings.match,
+      clockSkewMs: settings.clockSkewMs,
+    });
+    report.coverage = declared.coverage;
+    report.ambiguous = matching.ambiguousRows;
     checkpoint();
 
-    const absenceUnprovable = rejectionsHideIntents(settings, staged);
-    if (absenceUnprovable) {
+    let absenceUnprovable = false;
+    if (rejectionsHideIntents(settings, staged)) {
+      absenceUnprovable = true;
+      const warning =
+        settings.match.by === 'amount'
+          ? `${staged.rowsRejected} rejected rows could be the execution of any intent matched by amount: this run proves no intent absent`
+          : `${staged.rowsUnidentified} rejected rows could not be read far enough to say whose they are: this run proves no intent absent`;
+      report.warnings.push(warning);
       log.warn(
         { runId, rowsRejected: staged.rowsRejected, rowsUnidentified: staged.rowsUnidentified },
-        'rejected rows could be executions of any intent: this run proves no intent absent',
+        warning,
       );
+    }
+    if (declared.coverage && !absenceUnprovable) {
+      const implausible = await judgePlausibility(client, {
+        partner: settings.partner,
+        coverage: declared.coverage,
+        rows: staged.extent.rows,
+        rowsMatching: matching.matched + matching.ambiguousRows,
+        minMatchedShare: settings.minMatchedShare,
+        stuckAfterMs: settings.stuckAfterMs,
+      });
+      if (implausible) {
+        absenceUnprovable = true;
+        report.warnings.push(implausible);
+        log.warn({ runId }, implausible);
+      }
     }
     const outcome = await applyReport(client, {
       settings,
-      matched,
+      matched: matching.matched,
       runId,
       source,
       coverage: report.coverage,
@@ -215,6 +273,7 @@ export async function runOnce(
     report.status = 'failed';
     report.error = signal?.aborted || isAbort(error) ? 'aborted' : errorMessage(error);
     report.matched = 0;
+    report.ambiguous = 0;
     report.resolved = { completed: 0, notExecuted: 0 };
     report.discrepancies = zeroDiscrepancies();
     report.coverage = null;
@@ -251,6 +310,7 @@ export async function runOnce(
       reason: withoutNul(row.reason),
     })),
     error: report.error === null ? null : withoutNul(report.error),
+    warnings: report.warnings.map(withoutNul),
   });
   log.info(
     {
@@ -276,26 +336,11 @@ export async function runOnce(
   return report;
 }
 
-/**
- * The span the report is complete for. An explicit `coverage` wins; else a CSV covers its first to its
- * last execution and an API listing the window it was asked for. A report without a single accepted row
- * proves nothing by itself, whatever its claimed span. Lookup mode has no run-wide coverage: each looked-up
- * intent is covered from its attempt start until now.
- */
-async function coverageOf(
-  client: PoolClient,
-  input: {
-    settings: RunSettings;
-    window: Coverage | undefined;
-    lookup: boolean;
-    extent: ReportExtent;
-  },
-): Promise<Coverage | null> {
-  const { settings, extent } = input;
-  if (input.lookup || extent.rows === 0) return null;
-  if (settings.coverage) return configuredCoverage(client, settings.coverage);
-  if (input.window) return input.window;
-  return extent.from && extent.to ? { from: extent.from, to: extent.to } : null;
+/** The report's own name for its execution-time column, as rejections name it. */
+function timeColumnOf(settings: RunSettings): string {
+  const source = settings.source;
+  const column = source.type === 'csv' ? source.config.columns.executedAt : source.config.fields.executedAt;
+  return column ?? 'executedAt';
 }
 
 /**

@@ -1,13 +1,28 @@
+import Decimal from 'decimal.js';
 import type { CsvSourceConfig } from '../reports/csvSourceConfig.js';
 import { toMilliseconds } from '../shared/duration.js';
-import type { ReconcilerApiSource, ReconcilerConfig } from './reconcilerConfig.js';
+import type { CoverageDeclaration, ReconcilerApiSource, ReconcilerConfig } from './reconcilerConfig.js';
 
 /** How rows pair with intents, with its defaults applied. */
 export type ResolvedMatch =
   | { by: 'reference' }
   | { by: 'partnerReference' }
-  /** `amountTolerance` is a decimal string handed to SQL as numeric; never a JS number. */
-  | { by: 'amount'; amountTolerance: string; timeWindowMs: number };
+  /**
+   * Decimal strings are handed to SQL as numeric, never JS numbers. `nearMissAmount` null: the default (the
+   * larger of 10 x amountTolerance and 1% of the intent's amount).
+   */
+  | {
+      by: 'amount';
+      amountTolerance: string;
+      timeWindowMs: number;
+      nearMissAmount: string | null;
+      nearMissWindowMs: number;
+    };
+
+/** What the report declares it is complete for, checked; see CoverageDeclaration. */
+export type DeclaredCoverage =
+  | { type: 'fixed'; from: string; to: string }
+  | { type: 'fileName'; pattern: RegExp; dateFormat: string; periodMs: number };
 
 /** A {@link ReconcilerConfig} with every default applied and every value checked, before a run starts. */
 export interface RunSettings {
@@ -18,8 +33,10 @@ export interface RunSettings {
   deadlineMs: number;
   maxRejectedRatio: number;
   match: ResolvedMatch;
-  /** ISO strings, compared in PostgreSQL; undefined: from the report (CSV) or the requested window (API). */
-  coverage: { from: string; to: string } | undefined;
+  /** undefined: an API listing declares the window it was asked for; a CSV report declares nothing. */
+  coverage: DeclaredCoverage | undefined;
+  minMatchedShare: number;
+  clockSkewMs: number;
   source:
     | { type: 'csv'; config: CsvSourceConfig }
     | { type: 'api'; mode: 'listing' | 'lookup'; config: ReconcilerApiSource };
@@ -47,24 +64,36 @@ export function resolveRunSettings(config: ReconcilerConfig): RunSettings {
         `${where}: match.amountTolerance must be a non-negative decimal string such as "0.01", got ${JSON.stringify(amountTolerance)}`,
       );
     }
-    match = {
-      by: 'amount',
-      amountTolerance,
-      timeWindowMs: toMilliseconds(rule.timeWindow ?? '10m', `${where}: match.timeWindow`),
-    };
+    const timeWindowMs = toMilliseconds(rule.timeWindow ?? '10m', `${where}: match.timeWindow`);
+    const nearMissAmount = rule.nearMiss?.amountTolerance ?? null;
+    if (nearMissAmount !== null && (typeof nearMissAmount !== 'string' || !DECIMAL.test(nearMissAmount))) {
+      throw new RangeError(
+        `${where}: match.nearMiss.amountTolerance must be a non-negative decimal string such as "1.00", got ${JSON.stringify(nearMissAmount)}`,
+      );
+    }
+    if (nearMissAmount !== null && new Decimal(nearMissAmount).lessThan(amountTolerance)) {
+      throw new RangeError(
+        `${where}: match.nearMiss.amountTolerance must not be below match.amountTolerance`,
+      );
+    }
+    const nearMissWindowMs =
+      rule.nearMiss?.timeWindow === undefined
+        ? 3 * timeWindowMs
+        : toMilliseconds(rule.nearMiss.timeWindow, `${where}: match.nearMiss.timeWindow`);
+    if (nearMissWindowMs < timeWindowMs) {
+      throw new RangeError(`${where}: match.nearMiss.timeWindow must not be shorter than match.timeWindow`);
+    }
+    match = { by: 'amount', amountTolerance, timeWindowMs, nearMissAmount, nearMissWindowMs };
   } else if (rule.by === 'reference' || rule.by === 'partnerReference') {
     match = { by: rule.by };
   } else {
     throw new RangeError(`${where}: match.by must be "reference", "partnerReference" or "amount"`);
   }
 
-  let coverage: RunSettings['coverage'];
-  if (config.coverage) {
-    const from = instant(config.coverage.from, `${where}: coverage.from`);
-    const to = instant(config.coverage.to, `${where}: coverage.to`);
-    if (Date.parse(from) > Date.parse(to))
-      throw new RangeError(`${where}: coverage.from is after coverage.to`);
-    coverage = { from, to };
+  const coverage = config.coverage === undefined ? undefined : declaredCoverage(config.coverage, where);
+  const minMatchedShare = config.minMatchedShare ?? 0;
+  if (typeof minMatchedShare !== 'number' || !(minMatchedShare >= 0 && minMatchedShare <= 1)) {
+    throw new RangeError(`${where}: minMatchedShare must be a number from 0 to 1, got ${minMatchedShare}`);
   }
 
   const source = config.source;
@@ -95,8 +124,32 @@ export function resolveRunSettings(config: ReconcilerConfig): RunSettings {
     maxRejectedRatio,
     match,
     coverage,
+    minMatchedShare,
+    clockSkewMs: toMilliseconds(config.clockSkew ?? '15m', `${where}: clockSkew`),
     source: resolvedSource,
   };
+}
+
+function declaredCoverage(declaration: CoverageDeclaration, where: string): DeclaredCoverage {
+  if ('fromFileName' in declaration) {
+    const { pattern, dateFormat = 'yyyy-MM-dd', period = '1d' } = declaration.fromFileName ?? {};
+    if (typeof pattern !== 'string' || pattern === '') {
+      throw new TypeError(`${where}: coverage.fromFileName.pattern must be a regular expression as a string`);
+    }
+    let compiled: RegExp;
+    try {
+      compiled = new RegExp(pattern);
+    } catch (error) {
+      throw new RangeError(`${where}: coverage.fromFileName.pattern: ${(error as Error).message}`);
+    }
+    const periodMs = toMilliseconds(period, `${where}: coverage.fromFileName.period`);
+    if (periodMs <= 0) throw new RangeError(`${where}: coverage.fromFileName.period must be longer than 0`);
+    return { type: 'fileName', pattern: compiled, dateFormat, periodMs };
+  }
+  const from = instant(declaration.from, `${where}: coverage.from`);
+  const to = instant(declaration.to, `${where}: coverage.to`);
+  if (Date.parse(from) > Date.parse(to)) throw new RangeError(`${where}: coverage.from is after coverage.to`);
+  return { type: 'fixed', from, to };
 }
 
 function instant(value: string | Date, what: string): string {

@@ -90,6 +90,7 @@ td.refs .ref{max-width:170px;white-space:nowrap;overflow:hidden;text-overflow:el
 .k-orphan_partner_record{border-left-color:#2680c2}
 .k-unresolved{border-left-color:#de911d}
 .k-late_completion{border-left-color:#3ebd93}
+.k-ambiguous_match{border-left-color:#9446ed}
 .overview{display:flex;gap:12px;margin-bottom:16px;flex-wrap:wrap}
 .tile{background:#fff;border:1px solid var(--line);border-radius:10px;padding:10px 16px;min-width:120px;display:flex;flex-direction:column;text-decoration:none;color:var(--ink);box-shadow:0 1px 2px rgba(16,42,67,.04)}
 a.tile:hover{border-color:#9fb3c8}

@@ -22,6 +22,8 @@ export const DiscrepancyKind = {
   OrphanPartnerRecord: 'orphan_partner_record',
   Unresolved: 'unresolved',
   LateCompletion: 'late_completion',
+  /** A partner row that could be the execution of more than one intent: none of them is decided from it. */
+  AmbiguousMatch: 'ambiguous_match',
 } as const;
 export type DiscrepancyKind = (typeof DiscrepancyKind)[keyof typeof DiscrepancyKind];
 

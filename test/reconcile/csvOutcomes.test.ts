@@ -19,9 +19,9 @@ import {
 } from './support.js';
 
 /**
- * One partner, one CSV report, every outcome of a run at once. The report covers [base, base + 8h]
- * (its first and last execution), settlementLag is 1h, so absence proves "not executed" for attempts
- * started in [base, base + 7h].
+ * One partner, one CSV report, every outcome of a run at once. The reconciler declares the report complete
+ * for [base, base + 8h] (its first and last execution fall on those ends), settlementLag is 1h, so absence
+ * proves "not executed" for attempts started in [base, base + 7h].
  */
 describe('reconcile: CSV report outcomes', () => {
   const fx = useReconcileFixture('rec_outcomes');
@@ -30,6 +30,7 @@ describe('reconcile: CSV report outcomes', () => {
   let base: Date;
   let file: string;
   let report: ReconciliationResult;
+  let declared: { coverage: { from: Date; to: Date } };
 
   before(async () => {
     const { ledger, sql } = fx;
@@ -75,10 +76,11 @@ describe('reconcile: CSV report outcomes', () => {
       { reference: 'running', nsu: 'NSU-RUNNING', amount: '10.00', executedAt: at(300) },
       { reference: 'anchor-last', nsu: 'NSU-LAST', amount: '10.00', executedAt: at(480) },
     ]);
-    report = (await reconcile({ pool: fx.sql, reconciler: csvReconciler(partner, file) }))[0];
+    declared = { coverage: { from: base, to: minutes(base, 480) } };
+    report = (await reconcile({ pool: fx.sql, reconciler: csvReconciler(partner, file, declared) }))[0];
   });
 
-  it('reports the run: counts, coverage from the first to the last execution, checksum, and records it', async () => {
+  it('reports the run: counts, the declared coverage, checksum, and records it', async () => {
     expect(report.status).to.equal('succeeded');
     expect(report.error).to.equal(null);
     expect(report).to.deep.include({
@@ -96,6 +98,7 @@ describe('reconcile: CSV report outcomes', () => {
         missing_at_partner: 1,
         orphan_partner_record: 2,
         unresolved: 1,
+        ambiguous_match: 0,
       },
     });
     expect(report.coverage).to.deep.equal({ from: minutes(base, 0), to: minutes(base, 480) });
@@ -167,7 +170,7 @@ describe('reconcile: CSV report outcomes', () => {
       dedupe_key: `duplicate_execution:${ids.twice}`,
       status: 'open',
       partner_record_ids: records.rows.map((r) => r.id),
-      summary: `The partner executed intent ${ids.twice} (reference twice) 2 times, 20.00 BRL in total, for 10.00 BRL asked once.`,
+      summary: `The partner executed intent ${ids.twice} (reference twice) 2 times, for 10.00 BRL asked once: 10.00 BRL charged beyond it.`,
       history: [{ to: 'open', actor: `reconciler:run-${report.runId}` }],
     });
     expect(found.details.executions).to.equal(2);
@@ -306,7 +309,7 @@ describe('reconcile: CSV report outcomes', () => {
 
   it('re-running the same file resolves nothing new, flags nothing new and changes no table', async () => {
     const before = await snapshot(fx.sql);
-    const [again] = await reconcile({ pool: fx.sql, reconciler: csvReconciler(partner, file) });
+    const [again] = await reconcile({ pool: fx.sql, reconciler: csvReconciler(partner, file, declared) });
     expect(again.status).to.equal('succeeded');
     expect(again.checksum).to.equal(report.checksum);
     expect(again.runId).to.not.equal(report.runId);
@@ -318,6 +321,7 @@ describe('reconcile: CSV report outcomes', () => {
       missing_at_partner: 0,
       orphan_partner_record: 0,
       unresolved: 0,
+      ambiguous_match: 0,
     });
     expect(again.matched).to.equal(9);
     expect(await snapshot(fx.sql)).to.deep.equal(before);

@@ -23,7 +23,7 @@ describe('reconcile: match rules', () => {
     base = minutes(await dbNow(fx.sql), -10 * 60);
   });
 
-  describe('by amount (tolerance, time window, one-to-one nearest in time)', () => {
+  describe('by amount (tolerance, time window, a row that fits several intents decides none)', () => {
     const partner = partnerName('amount');
     const ids: Record<string, string> = {};
     let report: Awaited<ReturnType<typeof reconcile>>[number];
@@ -35,12 +35,14 @@ describe('reconcile: match rules', () => {
         await place(fx.sql, ids[name], { startedAt: at(start) });
       };
       await stuck('within', '10.00', 60); // row 10.03 three minutes later: matched, amount differs
-      await stuck('too-late', '20.00', 100); // row 25 minutes later: outside the 10m window
-      await stuck('c', '30.00', 200); // rows at 203 and 204: both nearest to c, but one-to-one
+      // Row 25 minutes later: outside the 10m window, inside the 30m near-miss window: not proven absent.
+      await stuck('too-late', '20.00', 100);
+      await stuck('c', '30.00', 200); // rows at 203 and 204 each fit c and d: ambiguous, neither decided
       await stuck('d', '30.00', 210);
-      await stuck('usd', '40.00', 250, 'USD'); // row in BRL: never a candidate
+      await stuck('usd', '40.00', 250, 'USD'); // row in BRL: never a candidate, absent
       await stuck('edge', '10.10', 300); // row 10.15: exactly the tolerance (a float says 0.05000000000000071)
-      await stuck('over', '50.00', 320); // row 50.06: over the tolerance
+      // Row 50.06: over the 0.05 tolerance, inside the near-miss margin (0.50): not proven absent.
+      await stuck('over', '50.00', 320);
       // Rows carry no reference of ours, only the partner's id.
       const file = writeCsv(fx.dir, `${partner}.csv`, [
         { nsu: 'A-WITHIN', amount: '10.03', executedAt: at(63) },
@@ -56,17 +58,24 @@ describe('reconcile: match rules', () => {
         pool: fx.sql,
         reconciler: csvReconciler(partner, file, {
           match: { by: 'amount', amountTolerance: '0.05', timeWindow: '10m' },
+          coverage: { from: at(0), to: at(480) },
         }),
       });
     });
 
-    it('pairs within the tolerance (compared exactly) and the window, one-to-one', async () => {
+    it('pairs within the tolerance (compared exactly) and the window; near misses are never proven absent', async () => {
       expect(report).to.deep.include({
         status: 'succeeded',
         rowsRead: 8,
-        matched: 4,
-        resolved: { completed: 4, notExecuted: 3 },
-        discrepancies: { ...noDiscrepancies(), amount_mismatch: 2, orphan_partner_record: 4 },
+        matched: 2,
+        ambiguous: 2,
+        resolved: { completed: 2, notExecuted: 1 },
+        discrepancies: {
+          ...noDiscrepancies(),
+          amount_mismatch: 2,
+          orphan_partner_record: 4,
+          ambiguous_match: 2,
+        },
       });
       expect(await intentRow(fx.sql, ids.within)).to.deep.include({
         status: 'completed',
@@ -76,21 +85,41 @@ describe('reconcile: match rules', () => {
         status: 'completed',
         partner_reference: 'A-EDGE',
       });
-      for (const name of ['too-late', 'usd', 'over']) {
-        expect((await intentRow(fx.sql, ids[name])).status, name).to.equal('not_executed');
+      expect((await intentRow(fx.sql, ids.usd)).status).to.equal('not_executed');
+      for (const name of ['too-late', 'over']) {
+        expect(await intentRow(fx.sql, ids[name]), name).to.deep.include({
+          status: 'unknown',
+          resolution: null,
+        });
       }
     });
 
-    it('nearest in time wins and never pairs two rows with one intent', async () => {
-      // Both rows are nearest to c; c takes the nearer (203), d takes the other.
-      expect((await intentRow(fx.sql, ids.c)).partner_reference).to.equal('A-R2');
-      expect((await intentRow(fx.sql, ids.d)).partner_reference).to.equal('A-R1');
+    it('a row that fits two intents decides neither: both stay unknown and an ambiguous_match names both', async () => {
+      for (const name of ['c', 'd']) {
+        expect(await intentRow(fx.sql, ids[name]), name).to.deep.include({
+          status: 'unknown',
+          resolution: null,
+          partner_reference: null,
+        });
+      }
+      const ambiguous = (await discrepanciesOf(fx.sql, partner)).filter((d) => d.kind === 'ambiguous_match');
+      expect(ambiguous.map((d) => d.partner_reference)).to.deep.equal(['A-R1', 'A-R2']);
+      for (const found of ambiguous) {
+        expect(found).to.deep.include({ intent_id: null, amount_at_risk: '30.00', currency: 'BRL' });
+        expect(found.details.candidates.map((c: { intentId: string }) => c.intentId)).to.deep.equal([
+          ids.c,
+          ids.d,
+        ]);
+        expect(found.summary).to.contain('could be the execution of 2 intents');
+      }
       const kinds = (await discrepanciesOf(fx.sql, partner)).map((d) => [
         d.kind,
         d.partner_reference,
         d.amount_at_risk,
       ]);
       expect(kinds).to.deep.equal([
+        ['ambiguous_match', 'A-R1', '30.00'],
+        ['ambiguous_match', 'A-R2', '30.00'],
         ['amount_mismatch', 'A-WITHIN', '0.03'],
         ['amount_mismatch', 'A-EDGE', '0.05'],
         ['orphan_partner_record', 'A-END', '1.00'],
@@ -126,7 +155,10 @@ describe('reconcile: match rules', () => {
       ]);
       [report] = await reconcile({
         pool: fx.sql,
-        reconciler: csvReconciler(partner, file, { match: { by: 'partnerReference' } }),
+        reconciler: csvReconciler(partner, file, {
+          match: { by: 'partnerReference' },
+          coverage: { from: at(0), to: at(480) },
+        }),
       });
     });
 

@@ -26,7 +26,7 @@ import {
  * `not_executed` would charge it a second time. Each case has, besides the intents it is about, an intent
  * that is absent for real, to show what absence still proves.
  *
- * Reports cover [base, base + 8h] (their first and last accepted rows); settlementLag is 1h; every intent
+ * Reports declare they cover [base, base + 8h] (their first and last accepted rows fall on those ends); settlementLag is 1h; every intent
  * here started at base + 1h or later, inside the coverage, and was created over 3 days ago (past the
  * deadline), so an intent that cannot be settled is flagged `unresolved`.
  */
@@ -67,7 +67,9 @@ describe('reconcile: rejected rows are evidence, never absence', () => {
   ): Promise<ReconciliationResult> {
     const reports = await reconcile({
       pool: fx.sql,
-      reconciler: config,
+      // CSV reports declare their period here; API listings declare the window they ask for.
+      reconciler:
+        config.source.type === 'csv' ? { coverage: { from: base, to: at(480) }, ...config } : config,
       logger: options.log ? capturingLogger(options.log) : undefined,
       env: options.env,
     });
@@ -128,14 +130,18 @@ describe('reconcile: rejected rows are evidence, never absence', () => {
     const partner = partnerName('rejected-completed');
     const rejectedRow = await completed(partner, 'paid-bad-row');
     const missing = await completed(partner, 'paid-missing');
+    // A row of ours too: a report none of whose rows are ours proves nothing absent (wrong file?).
+    const shown = await completed(partner, 'paid-shown');
     const file = writeReport('completed.csv', [
       row('anchor', 'NSU-A', '1.00', 0),
+      row('paid-shown', 'NSU-paid-shown', '10.00', 90),
       row('paid-bad-row', 'NSU-paid-bad-row', 'ten', 91),
       row('anchor-last', 'NSU-Z', '1.00', 480),
     ]);
     await run(csvReconciler(partner, file, { maxRejectedRatio: 0.5 }));
     expect(await kindsOf(partner, rejectedRow)).to.deep.equal([]);
     expect(await kindsOf(partner, missing)).to.deep.equal(['missing_at_partner']);
+    expect(await kindsOf(partner, shown)).to.deep.equal([]);
   });
 
   it('a rejected row of the wrong width may be anyone: the run proves no intent absent, and says so', async () => {
@@ -166,14 +172,18 @@ describe('reconcile: rejected rows are evidence, never absence', () => {
   it('a rejected row without any identifier can match nothing, so it shields nothing', async () => {
     const partner = partnerName('rejected-anonymous');
     const absent = await stuck(partner, 'absent');
+    // A row of ours too: a report none of whose rows are ours proves nothing absent (wrong file?).
+    const found = await stuck(partner, 'found');
     const file = writeReport('anonymous.csv', [
       row('anchor', 'NSU-A', '1.00', 0),
+      row('found', 'NSU-FOUND', '10.00', 60),
       row('', '', '10.00', 61),
       row('anchor-last', 'NSU-Z', '1.00', 480),
     ]);
     const report = await run(csvReconciler(partner, file, { maxRejectedRatio: 0.5 }));
     expect(report.rejected.map((r) => r.reason)).to.deep.equal(['no reference and no partner reference']);
     expect((await intentRow(fx.sql, absent)).status).to.equal('not_executed');
+    expect((await intentRow(fx.sql, found)).status).to.equal('completed');
   });
 
   it('matching by amount and time, any rejected row may be any intent: nothing is proven absent', async () => {
@@ -197,20 +207,26 @@ describe('reconcile: rejected rows are evidence, never absence', () => {
     const partner = partnerName('rejected-dry');
     const shielded = await stuck(partner, 'bad-amount');
     const absent = await stuck(partner, 'absent');
+    const found = await stuck(partner, 'found');
     const file = writeReport('dry.csv', [
       row('anchor', 'NSU-A', '1.00', 0),
+      row('found', 'NSU-FOUND', '10.00', 61),
       row('bad-amount', 'NSU-BAD', '1e3', 62),
       row('anchor-last', 'NSU-Z', '1.00', 480),
     ]);
     const [report] = await reconcile({
       pool: fx.sql,
-      reconciler: csvReconciler(partner, file, { maxRejectedRatio: 0.5 }),
+      reconciler: csvReconciler(partner, file, {
+        maxRejectedRatio: 0.5,
+        coverage: { from: base, to: at(480) },
+      }),
       dryRun: true,
     });
     expect(report.status).to.equal('dry_run');
-    expect(report.resolved).to.deep.equal({ completed: 0, notExecuted: 1 });
+    expect(report.resolved).to.deep.equal({ completed: 1, notExecuted: 1 });
     expect(report.discrepancies.unresolved).to.equal(1);
-    for (const id of [shielded, absent]) expect((await intentRow(fx.sql, id)).status).to.equal('unknown');
+    for (const id of [shielded, absent, found])
+      expect((await intentRow(fx.sql, id)).status).to.equal('unknown');
   });
 
   describe('API listing', () => {
@@ -225,13 +241,15 @@ describe('reconcile: rejected rows are evidence, never absence', () => {
       const partner = partnerName('rejected-api');
       const now = await dbNow(fx.sql);
       const ids: Record<string, string> = {};
-      for (const name of ['bad', 'absent']) {
+      for (const name of ['bad', 'absent', 'found']) {
         ids[name] = await unknownIntent(fx.ledger, spec(partner, `${partner}-${name}`));
         await place(fx.sql, ids[name], { startedAt: minutes(now, -180) });
       }
       fake.seed([
         { reference: `${partner}-bad`, amount: 'ten', currency: 'BRL', executedAt: minutes(now, -179) },
         { reference: 'someone-else', amount: '1.00', currency: 'BRL', executedAt: minutes(now, -170) },
+        // A row of ours too: a listing none of whose rows are ours proves nothing absent (wrong partner?).
+        { reference: `${partner}-found`, amount: '10.00', currency: 'BRL', executedAt: minutes(now, -178) },
       ]);
       const report = await run(
         fakePartnerReconciler(
@@ -244,6 +262,7 @@ describe('reconcile: rejected rows are evidence, never absence', () => {
       expect(report.rejected.map((r) => r.field)).to.deep.equal(['amount']);
       expect((await intentRow(fx.sql, ids.bad)).status).to.equal('unknown');
       expect((await intentRow(fx.sql, ids.absent)).status).to.equal('not_executed');
+      expect((await intentRow(fx.sql, ids.found)).status).to.equal('completed');
     });
   });
 });

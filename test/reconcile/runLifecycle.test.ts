@@ -30,6 +30,9 @@ describe('reconcile: runs, dry runs, failures and races', () => {
     base = minutes(await dbNow(fx.sql), -10 * 60);
   });
 
+  /** What scenario reports declare they cover: [base, base + 400 min], their first and last rows. */
+  const declared = () => ({ coverage: { from: base, to: minutes(base, 400) } });
+
   /** A partner with a found intent, an absent one and an orphan row; returns the report file. */
   async function scenario(partner: string): Promise<{ file: string; found: string; absent: string }> {
     const found = await unknownIntent(fx.ledger, spec(partner, `${partner}-found`));
@@ -51,7 +54,11 @@ describe('reconcile: runs, dry runs, failures and races', () => {
     const partner = partnerName('dry');
     const { file, found, absent } = await scenario(partner);
     const before = await snapshot(fx.sql);
-    const [dry] = await reconcile({ pool: fx.sql, reconciler: csvReconciler(partner, file), dryRun: true });
+    const [dry] = await reconcile({
+      pool: fx.sql,
+      reconciler: csvReconciler(partner, file, declared()),
+      dryRun: true,
+    });
     expect(dry).to.deep.include({
       status: 'dry_run',
       rowsRead: 2,
@@ -70,7 +77,7 @@ describe('reconcile: runs, dry runs, failures and races', () => {
       discrepancies: dry.discrepancies,
     });
 
-    const [real] = await reconcile({ pool: fx.sql, reconciler: csvReconciler(partner, file) });
+    const [real] = await reconcile({ pool: fx.sql, reconciler: csvReconciler(partner, file, declared()) });
     expect(real).to.deep.include({
       status: 'succeeded',
       resolved: dry.resolved,
@@ -247,7 +254,7 @@ describe('reconcile: runs, dry runs, failures and races', () => {
   it('two runs of the same partner at once: each intent resolved once, each problem raised once', async () => {
     const partner = partnerName('concurrent');
     const { file, found, absent } = await scenario(partner);
-    const config = csvReconciler(partner, file);
+    const config = csvReconciler(partner, file, declared());
     const both = await Promise.all([
       reconcile({ pool: fx.sql, reconciler: config }),
       reconcile({ pool: fx.sql, reconciler: config }),

@@ -281,5 +281,6 @@ export function noDiscrepancies() {
     missing_at_partner: 0,
     orphan_partner_record: 0,
     unresolved: 0,
+    ambiguous_match: 0,
   };
 }

@@ -15,6 +15,7 @@ export interface FinishedReconciliationRun {
   discrepancies: Record<string, number>;
   /** Already cut to what the column keeps. */
   rejected: Json;
+  warnings: string[];
   error: string | null;
 }
 
@@ -24,7 +25,7 @@ export async function finishReconciliationRun(db: Queryable, run: FinishedReconc
     `UPDATE reconciliation_runs
         SET status = $2, checksum = $3, coverage_from = $4, coverage_to = $5, rows_read = $6, rows_rejected = $7,
             matched = $8, resolved_completed = $9, resolved_not_executed = $10, discrepancies = $11::jsonb,
-            rejected = $12::jsonb, error = $13, finished_at = now()
+            rejected = $12::jsonb, error = $13, warnings = $14::jsonb, finished_at = now()
       WHERE id = $1 AND status = 'running'`,
     [
       run.id,
@@ -40,6 +41,7 @@ export async function finishReconciliationRun(db: Queryable, run: FinishedReconc
       JSON.stringify(run.discrepancies),
       JSON.stringify(run.rejected),
       run.error,
+      JSON.stringify(run.warnings),
     ],
   );
 }
