@@ -11,7 +11,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  *   who changed what. `dedupe_key` makes raising the same discrepancy twice a no-op (re-runs flag nothing new).
  * - `inbox`: dedup for local effects done in the consumer's own transaction.
  *
- * States are CHECK constraints mirroring the `as const` objects in `src/status.ts`.
+ * States are CHECK constraints mirroring the `as const` objects in `src/shared/status.ts`.
  */
 export class IntentLedger1000000000001 implements MigrationInterface {
   name = 'IntentLedger1000000000001';

@@ -29,7 +29,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  *     link is cleared when the intent is deleted (what ON DELETE SET NULL did) by
  *     `intents_unlink_partner_records`, once per DELETE statement, through the partner_records_intent index.
  *     Before clearing, it takes the reconciliation lock of each partner whose intents are deleted (see
- *     src/sql/lockPartnerReconciliation.ts): a run that matched one of them commits first, so its records
+ *     src/reconcile/sql/lockPartnerReconciliation.ts): a run that matched one of them commits first, so its records
  *     are visible and cleared too, and a run starting later waits and no longer sees the deleted intents.
  *     The foreign key got the same effect by locking each matched intent row. One case now waits on both
  *     sides: a run raising a discrepancy for an intent that a concurrent purge is deleting (only settled
@@ -61,7 +61,7 @@ export class PartnerRecordsBulk1000000000003 implements MigrationInterface {
       CREATE TRIGGER reconciliation_runs_keep_records BEFORE DELETE ON reconciliation_runs
         FOR EACH ROW EXECUTE FUNCTION reconciliation_runs_keep_records()`);
 
-    // The lock key is the one of src/sql/lockPartnerReconciliation.ts. Partners in name order, so two
+    // The lock key is the one of src/reconcile/sql/lockPartnerReconciliation.ts. Partners in name order, so two
     // deletions spanning the same partners take their locks in the same order.
     await queryRunner.query(`
       CREATE FUNCTION intents_unlink_partner_records() RETURNS trigger LANGUAGE plpgsql AS $$
