@@ -14,9 +14,9 @@ export async function matchStagedRows(
   partner: string,
   by: 'reference' | 'partnerReference',
 ): Promise<number> {
-  // One CREATE TABLE AS: the benchmark's 1M acme-pay rows took 5.6 s as an INSERT into the indexed table
-  // and take 1.1-1.7 s this way (a hash join of the report with the partner's intents, then the sort of
-  // DISTINCT ON, which picks the one intent per row), about what the floor's join alone takes.
+  // One CREATE TABLE AS, several times faster than an INSERT into an indexed table: a hash join of the
+  // report with the partner's intents, then the sort of DISTINCT ON, which picks the one intent per row,
+  // about what the benchmark floor's join alone takes (docs/PERFORMANCE.md, "Staging and deciding a report").
   const column = by === 'reference' ? 'reference' : 'partner_reference';
   const matched = await db.query(
     `CREATE TEMP TABLE rec_match ON COMMIT DROP AS
@@ -28,7 +28,7 @@ export async function matchStagedRows(
     [partner],
   );
   // No index: every later join with it is a hash join, and the two indexes amount matching needs (on line
-  // and intent_id) cost another 1 s per 1M rows.
+  // and intent_id) would cost more than they save here (docs/PERFORMANCE.md, "Staging and deciding a report").
   await db.query('ANALYZE rec_match');
   return matched.rowCount ?? 0;
 }
