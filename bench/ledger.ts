@@ -362,7 +362,7 @@ export function captureStatement(
 
 /**
  * EXPLAIN (ANALYZE, BUFFERS, WAL) of each hot statement, inside a transaction that is rolled back (ANALYZE
- * executes the writes). The ledger's statements are captured from src/sql so they are exactly what runs.
+ * executes the writes). The ledger's statements are captured from src/ledger/sql so they are exactly what runs.
  */
 async function explainHotStatements(
   ledgerPool: Pool,

@@ -1,7 +1,7 @@
 /**
  * Candidate fixes for the ledger's hot path, measured beside the current SQL and the baseline in the same
  * run (concurrency 32, the target's). Nothing here changes the product: each candidate is the SQL the core
- * could send, sent through the ledger's own pool, so the figures say what a change in src/sql would buy
+ * could send, sent through the ledger's own pool, so the figures say what a change in src/ledger/sql would buy
  * before anyone makes it, or what one already made bought.
  *
  * Write path (new key, no-op partner):

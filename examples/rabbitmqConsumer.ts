@@ -23,7 +23,7 @@
  * - `PARTNER_TOKEN`   bearer token for the partner, if it wants one
  * - `PARTNER_NAME`    the partner's name in the ledger (default `acme-pay`)
  * - `PARTNER_HONOURS_KEY=1` the partner deduplicates by `Idempotency-Key`: an attempt whose outcome is
- *                     unknown may then be retried with the same key (see DESIGN.md, invariant 2)
+ *                     unknown may then be retried with the same key (see docs/DESIGN.md, invariant 2)
  * - `PARTNER_TIMEOUT_MS` client timeout of the HTTP call (default 10000; keep it below the lease)
  * - `DATABASE_URL`    the ledger's PostgreSQL (default: the embedded one under .data/)
  * - `LEASE_MS`        the ledger's lease (default 30000)

@@ -3,15 +3,20 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * 0001: the intent ledger.
  *
- * - `intents`: one row per (partner, idempotency key). The unique constraint is what makes a claim atomic:
- *   every claim is one `INSERT ... ON CONFLICT DO UPDATE ... WHERE <claimable>` statement.
- * - `intent_attempts`: one row per try, never deleted while its intent lives; the attempt number is the
- *   fencing token every later write must present.
+ * - `intents`: one row per (partner, idempotency key). The unique constraint is what makes a claim atomic.
+ *   (This header first described the claim as one `INSERT ... ON CONFLICT DO UPDATE ... WHERE <claimable>`;
+ *   it is now two single statements, each atomic on its own: src/ledger/sql/claimIntent.ts inserts a new
+ *   key with `ON CONFLICT ON CONSTRAINT intents_partner_key_unique DO NOTHING`, so of concurrent claims
+ *   exactly one inserts, and src/ledger/sql/reclaimIntent.ts claims the next attempt of an existing key with
+ *   an UPDATE behind `SELECT ... FOR UPDATE`, only from a claimable state. The SQL below is unchanged.)
+ * - `intent_attempts`: the attempts of each intent, never deleted while its intent lives; the attempt
+ *   number is the fencing token every later write must present. (Since 0006 the running attempt, or the one
+ *   its caller completed, lives on the intent row instead; see the view `intent_attempt_history`.)
  * - `discrepancies` + `discrepancy_history`: what finance must look at, and the append-only record of
  *   who changed what. `dedupe_key` makes raising the same discrepancy twice a no-op (re-runs flag nothing new).
  * - `inbox`: dedup for local effects done in the consumer's own transaction.
  *
- * States are CHECK constraints mirroring the `as const` objects in `src/status.ts`.
+ * States are CHECK constraints mirroring the `as const` objects in `src/shared/status.ts`.
  */
 export class IntentLedger1000000000001 implements MigrationInterface {
   name = 'IntentLedger1000000000001';

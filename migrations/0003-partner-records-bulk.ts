@@ -3,25 +3,17 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * 0003: storing a settlement file's rows at the rate files arrive.
  *
- * A run stores every row of its report in `partner_records` with one INSERT ... SELECT. Measured on the
- * 2-core benchmark machine (shared and noisy: ranges over 2-5 runs), 1M new rows of the acme-pay
- * benchmark, each line one variant of that INSERT, after a CHECKPOINT, in the same session:
- *
- *   | partner_records as in 0002 (2 foreign keys, 4 indexes), ON CONFLICT DO NOTHING | 44-72 s | 1,070 MB WAL |
- *   | same without ON CONFLICT (the run now inserts only identities it has not seen)  | 37-51 s |   720 MB WAL |
- *   | no foreign key on intent_id                                                     | 22-36 s |   477 MB WAL |
- *   | no foreign key on run_id either                                                 | 16-19 s |   473 MB WAL |
- *   | no partner_records_reference index either (this migration)                      |  9-10 s |   366 MB WAL |
- *
- * (9-10 s alone; 12-18 s inside a run, which then also sorted the rows by line and kept what it inserted.)
+ * A run stores every row of its report in `partner_records` with one INSERT ... SELECT. Each step below
+ * (dropping ON CONFLICT, each foreign key, the reference index) cut that INSERT's time and WAL for a large
+ * report; together they took it to a fraction of what it was. The table of measurements is in
+ * docs/PERFORMANCE.md ("Staging and deciding a report", migration 0003).
  *
  * - The foreign keys are checked by a trigger per inserted row, each running a query. The one on `intent_id`
  *   also locks the referenced intent (FOR KEY SHARE), which writes a WAL record per row and dirties every
- *   page of `intents` that holds a matched intent (248 MB of WAL for 1M rows; locking the same rows with one
- *   SELECT ... FOR KEY SHARE alone takes 5-6 s). The one on `run_id` checks a million times that the same
- *   run row, committed before the report was read, still exists. Together they were about 30 s of a 1M-row
- *   run, which the 20 s target cannot afford, so they are replaced by checks done once per report or per
- *   DELETE, which keep what the keys guaranteed:
+ *   page of `intents` that holds a matched intent. The one on `run_id` checks a million times that the same
+ *   run row, committed before the report was read, still exists. Together they were most of a large run's
+ *   time, more than the reconciliation target allows, so they are replaced by checks done once per report
+ *   or per DELETE, which keep what the keys guaranteed:
  *   - a record's run exists: storePartnerRecords takes the run row FOR KEY SHARE once (the lock the foreign
  *     key took per row) before inserting with its id, and deleting a run that has records is refused by
  *     `reconciliation_runs_keep_records` (what NO ACTION did; nothing in the product deletes runs);
@@ -29,7 +21,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  *     link is cleared when the intent is deleted (what ON DELETE SET NULL did) by
  *     `intents_unlink_partner_records`, once per DELETE statement, through the partner_records_intent index.
  *     Before clearing, it takes the reconciliation lock of each partner whose intents are deleted (see
- *     src/sql/lockPartnerReconciliation.ts): a run that matched one of them commits first, so its records
+ *     src/reconcile/sql/lockPartnerReconciliation.ts): a run that matched one of them commits first, so its records
  *     are visible and cleared too, and a run starting later waits and no longer sees the deleted intents.
  *     The foreign key got the same effect by locking each matched intent row. One case now waits on both
  *     sides: a run raising a discrepancy for an intent that a concurrent purge is deleting (only settled
@@ -37,8 +29,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  *     the deadlock after deadlock_timeout and cancels one of the two, which applies nothing; the purge
  *     batch or the run is simply done again later.
  * - `partner_records_reference` (partner, reference) goes: no statement of the product reads it, and because
- *   references arrive in no particular order each row was a random B-tree insert (7 s and 110 MB of WAL per
- *   1M rows, the most expensive index of the table). Lookups go by identity (unique index), by intent
+ *   references arrive in no particular order each row was a random B-tree insert (the most expensive index
+ *   of the table). Lookups go by identity (unique index), by intent
  *   (partner_records_intent) and by id.
  */
 export class PartnerRecordsBulk1000000000003 implements MigrationInterface {
@@ -61,7 +53,7 @@ export class PartnerRecordsBulk1000000000003 implements MigrationInterface {
       CREATE TRIGGER reconciliation_runs_keep_records BEFORE DELETE ON reconciliation_runs
         FOR EACH ROW EXECUTE FUNCTION reconciliation_runs_keep_records()`);
 
-    // The lock key is the one of src/sql/lockPartnerReconciliation.ts. Partners in name order, so two
+    // The lock key is the one of src/reconcile/sql/lockPartnerReconciliation.ts. Partners in name order, so two
     // deletions spanning the same partners take their locks in the same order.
     await queryRunner.query(`
       CREATE FUNCTION intents_unlink_partner_records() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -4,9 +4,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * 0004: a partner record's source is its run's.
  *
  * Every record was stored by one run, with that run's source (the file path, or the partner API's address),
- * which `reconciliation_runs.source` already holds; repeated on each row it was a third of the table (1M
- * rows of the benchmark's report: 190 MB with it, 135 MB without, where the path is 60 bytes) and of the
- * bytes every run writes. Dropping a column rewrites nothing: rows stored before keep their bytes until the
+ * which `reconciliation_runs.source` already holds; repeated on each row it was a large part of the table
+ * and of the bytes every run writes (docs/PERFORMANCE.md, "Staging and deciding a report"). Dropping a column rewrites nothing: rows stored before keep their bytes until the
  * table is rewritten (VACUUM FULL) or they are purged; rows stored after are smaller. Readers join the run
  * (`run_id`, which a run row cannot lose while it has records: see 0003). down() puts the column back,
  * filled from the runs.

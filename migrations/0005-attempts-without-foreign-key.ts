@@ -6,9 +6,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * Every claim writes an attempt row, on the hot path of every partner call. Its foreign key ran a trigger per
  * row: a query locking the intent FOR KEY SHARE, which the claiming statement had just inserted or updated
  * (and so already held). `bench/ledgerCandidates.ts` measured the ledger's two statements with and without it
- * on copies of the tables, side by side, at concurrency 32: without it, 0.01-0.10 more of the baseline's
- * throughput in eight of nine runs (four full, five quick; a quick run swings by ±0.1 on its own, and the
- * ninth put the two within noise), up to 34 µs less server CPU and 40-120 B less WAL per call.
+ * on copies of the tables, side by side, at concurrency 32: without it, more throughput, less server CPU and
+ * less WAL per call in almost every run (docs/PERFORMANCE.md, "The ledger's hot path").
  *
  * What the key guaranteed, kept:
  * - an attempt's intent exists: attempt rows are inserted only in the statement that inserts or updates the

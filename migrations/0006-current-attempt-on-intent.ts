@@ -7,7 +7,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * Why: a claim wrote an attempt row and its completion updated it, two more writes (heap, index, WAL) on
  * the path of every partner call for a row that repeated the intent's own columns. bench/ledgerCandidates.ts
  * measures the ledger's two statements with and without them, on fresh copies of the tables with every
- * index, at concurrency 32 (docs/PERFORMANCE.md: 0.84 -> 0.98 of the baseline's throughput in one run).
+ * index, at concurrency 32: without them the ledger came close to the baseline's throughput
+ * (docs/PERFORMANCE.md, "The attempt row is off the hot path").
  *
  * What each attempt's history keeps, and where:
  * - the current attempt: `intents.attempt`, `owner`, `attempt_started_at` (new here), `lease_expires_at` (now
@@ -27,8 +28,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * trigger `intents_attempt_started` moves it whenever `attempt` changes, so such a start is never the previous
  * attempt's. What stays wrong with old writers running: an old claim writes a row for the running attempt,
  * which the history then shows without the outcome recorded on the intent. The table rewrite below holds an
- * exclusive lock on `intents` for as long as it takes (about 10 s per million intents on the benchmark
- * machine).
+ * exclusive lock on `intents` for as long as it takes, which grows with the table (docs/PERFORMANCE.md,
+ * "The ledger's hot path", gives the time per million intents on the benchmark machine).
  */
 export class CurrentAttemptOnIntent1000000000006 implements MigrationInterface {
   name = 'CurrentAttemptOnIntent1000000000006';

@@ -13,8 +13,9 @@ export interface ReconcileProgress {
 /**
  * What `intent-ledger reconcile` draws on stderr for each run: while the report is read, the rows read so
  * far and their rate (`reading 2026-11-28.csv 250000 31.2k/s`), redrawn in place; then one line for the
- * deciding phase, which is set-based SQL reporting nothing until it ends (about 15 s for 1M rows on 2
- * cores), so the line says so and is completed with its time and the run's status when it does:
+ * deciding phase, which is set-based SQL reporting nothing until it ends (seconds to tens of seconds for a
+ * million rows: docs/PERFORMANCE.md, "The command line"), so the line says so and is completed with its
+ * time and the run's status when it does:
  * `deciding on 1000000 rows... 15.2 s, succeeded`. Nothing at all when disabled (not a terminal, --json).
  * There is no total: the row count of a file is known only once it has been read.
  */

@@ -7,7 +7,7 @@ export interface Queryable {
 
 /**
  * Same, for the hot-path statements sent as named (prepared) statements: PostgreSQL parses and plans them
- * once per connection instead of on every call (see src/sql/claimIntent.ts for the figures).
+ * once per connection instead of on every call (see src/ledger/sql/claimIntent.ts and docs/PERFORMANCE.md for the figures).
  */
 export interface PreparedQueryable {
   query<R extends QueryResultRow = QueryResultRow>(config: QueryConfig): Promise<QueryResult<R>>;

@@ -73,7 +73,7 @@ export async function openDatabase(
 /**
  * The pg pool under TypeORM's PostgreSQL driver. The hot path (claim, complete) talks to it directly:
  * TypeORM's `query()` adds a query runner, logging and event broadcast per statement, which costs more
- * than the statements themselves on a fast partner (see bench/).
+ * than the statements themselves on a fast partner (bench/ledger.ts measures it; docs/PERFORMANCE.md).
  */
 export function poolOf(dataSource: DataSource): Pool {
   const pool = (dataSource.driver as unknown as { master?: Pool }).master;

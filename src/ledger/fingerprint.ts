@@ -6,7 +6,8 @@ import { hash } from 'node:crypto';
  * personal data, and the digest is enough to tell "same call redelivered" from "different call under the
  * same key". The outer object is written directly in its sorted key order instead of built, listed and
  * sorted on every ledger.run(); `payload` undefined is left out, as canonicalJson leaves out undefined
- * members. One-shot hash: half the cost of a Hash object per call.
+ * members. One-shot `hash()`: cheaper per call than a Hash object (docs/PERFORMANCE.md, "The ledger's hot
+ * path").
  */
 export function intentFingerprint(
   operation: string,
@@ -54,9 +55,9 @@ export function canonicalJson(value: unknown): string {
         );
       }
       // A loop over sorted keys rather than entries/filter/sort/map/join, and an insertion sort for the
-      // usual handful of keys: Array.prototype.sort allocated about 900 B per call even for three keys, and
-      // this runs on every ledger.run() (docs/PERFORMANCE.md). Both orders compare UTF-16 code units, as `<`
-      // does, so the text (and the digest) is unchanged.
+      // usual handful of keys: Array.prototype.sort allocates even for three keys, and this runs on every
+      // ledger.run() (docs/PERFORMANCE.md, "The ledger's hot path"). Both orders compare UTF-16 code units,
+      // as `<` does, so the text (and the digest) is unchanged.
       const record = value as Record<string, unknown>;
       const keys = sortedKeys(record);
       let text = '{';

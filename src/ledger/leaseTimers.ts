@@ -64,9 +64,10 @@ export class AttemptLease {
 /**
  * The leases this process holds: a queue ordered by when each must fire, behind ONE unref'd timer set for
  * the earliest. A setTimeout + clearTimeout per call cost about as much as the rest of the lease bookkeeping
- * (bench/ profile); here arming is a Map entry and a link at the queue's tail (every lease of a ledger has
- * the same length, so a new one almost always fires last), and settling unlinks it without touching the
- * timer. A timer that wakes for a lease already settled finds nothing due and is set for the new earliest.
+ * (docs/PERFORMANCE.md, "The ledger's hot path"); here arming is a Map entry and a link at the queue's
+ * tail (every lease of a ledger has the same length, so a new one almost always fires last), and settling
+ * unlinks it without touching the timer. A timer that wakes for a lease already settled finds nothing due
+ * and is set for the new earliest.
  * Leases are also found by (intent, attempt): the two-phase API settles an attempt by its id and number.
  *
  * Deadlines are on a monotonic clock ({@link LeaseTimers.now}), never the wall clock: a wall clock stepped

@@ -48,7 +48,7 @@ const COMPLETION_RETRY_DELAYS_MS = [100, 250, 500, 1_000, 2_000];
 
 /**
  * The intent ledger. Create it with `createLedger()`; one per process is plenty (it holds a pool).
- * See README.md for the consumer's view and ../shared/DESIGN.md for the states.
+ * See README.md for the consumer's view and docs/DESIGN.md for the states.
  */
 export class Ledger {
   /** Counters to register with Prometheus: `ledger.metrics.registerWith(registry)`. */
@@ -124,7 +124,8 @@ export class Ledger {
       input.currency,
     );
     const labels = { partner: spec.partner };
-    // Spelled out: spreading `input` into a literal was a third of this method's own CPU (bench/ profile).
+    // Spelled out: spreading `input` into a literal was a large share of this method's own CPU
+    // (docs/PERFORMANCE.md, "The ledger's hot path").
     const claimInput: ClaimInput = {
       partner: input.partner,
       operation: input.operation,

@@ -38,8 +38,8 @@ export interface CandidateInput {
  * disjoint, so each row is read once with its attempt: stuck intents, completed intents settled since the
  * coverage start that are in it or matched, then the matched completed intents not collected yet (settled
  * before the coverage, or every one without a coverage). The previous form, a UNION of the three id lists
- * joined back to intents and attempts, took 5.8 s for the benchmark's 990k candidates (deduplicating 2M
- * ids, then hashing 1M intents again); this one 2.8-3.0 s.
+ * joined back to intents and attempts, deduplicated every id and hashed the intents a second time, and took
+ * about twice as long (docs/PERFORMANCE.md, "Staging and deciding a report").
  */
 export async function collectCandidates(db: Queryable, input: CandidateInput): Promise<void> {
   // $1 partner, $2 settlementLag, $3 stuckAfter, $4 deadline (ms); $5 and $6 coverage, only when used.
@@ -91,10 +91,10 @@ export async function collectCandidates(db: Queryable, input: CandidateInput): P
     params,
   );
   if (!input.lookup) {
-    // The matched completed intents not collected above: with a coverage, those settled before it (none
-    // of the benchmark's, found through intents_settled_at instead of checking its 974k matches against
-    // the 990k candidates, which took 1.2 s). Completed, so never stuck: that condition only keeps every
-    // parameter typed.
+    // The matched completed intents not collected above: with a coverage, those settled before it (usually
+    // none, found through intents_settled_at instead of checking every match against every candidate,
+    // which took seconds: docs/PERFORMANCE.md, "Staging and deciding a report"). Completed, so never stuck:
+    // that condition only keeps every parameter typed.
     const notCollected = inCoverage ? 'AND i.settled_at < $5::timestamptz' : '';
     await db.query(
       `INSERT INTO rec_intents
@@ -178,12 +178,12 @@ function notRejected(match: ResolvedMatch): string {
  * de-duplication pass is needed.
  *
  * Not the record's source: it is its run's (reconciliation_runs.source), read for the few rows a
- * discrepancy shows; a file path on each of a million rows made the table 60 MB larger.
+ * discrepancy shows; a file path on each of a million rows made the table much larger.
  *
  * Each row also says whether its amount or its currency differs from the intent's (`amount_differs`,
  * `currency_differs`, false when either side is missing), so that flagMismatches finds the few such rows by
- * a column PostgreSQL has statistics on, instead of joining every row to its intent again (1.7 s per kind
- * for the benchmark's 974k rows).
+ * a column PostgreSQL has statistics on, instead of joining every row to its intent again, once per kind
+ * (docs/PERFORMANCE.md, "Staging and deciding a report", has the figures for this table).
  *
  * In two steps around storePartnerRecords, so that neither reads this run's records back from
  * `partner_records` (a million rows the planner knows nothing about yet, read right after writing them):

@@ -59,9 +59,9 @@ export async function flagDiscrepancies(
  */
 async function flagDuplicates(db: Queryable): Promise<void> {
   // The few intents executed twice are found first; only their rows are then aggregated into details. Into a
-  // table of their own, ANALYZEd: the planner cannot know how few pass `HAVING count(*) >= 2` (it guessed
-  // 323k of the benchmark's 969k intents for 5k) and hashed every candidate and every row again (1.8-1.95 s;
-  // 1.3-1.8 s now, most of it the aggregate).
+  // table of their own, ANALYZEd: the planner cannot know how few pass `HAVING count(*) >= 2` (it guessed a
+  // third of the candidates for a fraction of a percent) and hashed every candidate and every row again
+  // (docs/PERFORMANCE.md, "Staging and deciding a report").
   await db.query(
     `CREATE TEMP TABLE rec_twice ON COMMIT DROP AS
      SELECT intent_id FROM rec_evidence GROUP BY intent_id HAVING count(*) >= 2`,
@@ -146,9 +146,10 @@ async function flagMissing(db: Queryable, coverage: Coverage): Promise<void> {
  * one an earlier run had (`rec_known`) or else the one this run stored under the row's `record_id`.
  *
  * The orphan rows are found first, with their intent, into a table of their own that PostgreSQL then
- * knows the size of, and only they are joined to their records. For the benchmark's 25k orphans among 1M
- * rows this took 3.9 s as one statement that read every report row with its match and intent, and the
- * records by identity in partner_records, which has no statistics yet for the million rows just stored.
+ * knows the size of, and only they are joined to their records. As one statement, it read every report row
+ * with its match and intent, and the records by identity in partner_records, which has no statistics yet
+ * for the rows just stored, and took seconds for a few orphans (docs/PERFORMANCE.md, "Staging and deciding
+ * a report").
  * Statuses of matched intents are read again, except those of settled candidates (`completed` is final).
  */
 async function flagOrphans(db: Queryable, input: { partner: string; source: string }): Promise<void> {

@@ -21,27 +21,30 @@ const IDENTITY_BASE = `COALESCE(s.partner_reference,
  * parts, and timestamp arithmetic ignores the session time zone), then read as UTC: the same instants.
  *
  * The occurrence used to come from `row_number() OVER (PARTITION BY base ORDER BY line)` over every row,
- * which sorts the whole report (1M acme-pay rows: 3.0 s, the sort spilling 65 MB to disk at 64 MB of
- * work_mem). Almost every base occurs once, so every row is written with `#1` in staging (line) order
- * without a sort (0.7-1.0 s), and only the rows of bases that occur more than once are numbered and
- * rewritten (a hash aggregate over the report, then a few rows: 0.7-1.0 s). The identities are the same.
+ * which sorts the whole report (and a large one spilled that sort to disk). Almost every base occurs once,
+ * so every row is written with `#1` in staging (line) order without a sort, and only the rows of bases
+ * that occur more than once are numbered and rewritten (a hash aggregate over the report, then a few rows):
+ * together faster than the sort alone. The identities are the same.
  *
  * Each row also draws its `partner_records` id here (`record_id`), whether or not it turns out to be new:
  * storePartnerRecords then inserts with these ids instead of materialising what `RETURNING` gives back, and
  * later steps find a new row's record by its line. Drawn in the scan of the staging table, which holds the
  * rows in line order (COPY appends them so), before the join with the matches, whichever way the planner
- * runs it: ids follow lines, as the review page's "in id order" expects. A known row's id is simply never used (the
- * sequence has gaps anyway); drawing it costs 0.2 s per 1M rows, the `RETURNING` table cost 0.7 s and the
- * sort that gave ids in line order 0.3 s.
+ * runs it: ids follow lines, as the review page's "in id order" expects. A known row's id is simply never
+ * used (the sequence has gaps anyway); drawing it costs less than the `RETURNING` table and the sort that
+ * gave ids in line order cost together.
  *
  * Indexes are created after loading, only those later steps use: none for reference and partner-reference
- * matching (every join on this table is a hash join; its line index cost 0.5 s and the reference index 1.2
- * s per 1M rows), the (currency, executed_at) one for amount matching. The table is ANALYZEd, since
- * autovacuum never analyzes temp tables and the planner would otherwise guess its size.
+ * matching (every join on this table is a hash join, and a line or reference index only cost time), the
+ * (currency, executed_at) one for amount matching. The table is ANALYZEd, since autovacuum never analyzes
+ * temp tables and the planner would otherwise guess its size.
+ *
+ * Figures for each of these choices: docs/PERFORMANCE.md, "Staging and deciding a report".
  */
 export async function identifyRows(db: Queryable, options: { joinMatches: boolean }): Promise<void> {
   const matched = options.joinMatches;
-  // Looked up once: as an argument of nextval it would be resolved again for every row (3 s per 1M rows).
+  // Looked up once: as an argument of nextval it would be resolved again for every row, which costs
+  // seconds on a large report (docs/PERFORMANCE.md, "Staging and deciding a report").
   const sequence = await db.query<{ name: string }>(
     `SELECT pg_get_serial_sequence('partner_records', 'id') AS name`,
   );

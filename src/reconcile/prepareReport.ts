@@ -14,7 +14,8 @@ import { lockPartnerReconciliation } from './sql/lockPartnerReconciliation.js';
  *
  * Reference matching comes first, from the staged rows, so identifyRows writes each row's intent in the
  * same pass: storing the rows, collecting their evidence and finding orphans then read one table instead of
- * joining the report with its matches three times (about 2 s per 1M rows). Amount matching needs the
+ * joining the report with its matches three times (docs/PERFORMANCE.md, "Staging and deciding a report").
+ * Amount matching needs the
  * identified rows, so it comes after and writes its matches in.
  */
 export async function prepareReport(

@@ -24,7 +24,7 @@ export interface WorkerOptions {
 /**
  * Runs every reconciler on its node-cron schedule. Any number of workers may run on any number of machines:
  * each slot of each partner is elected in PostgreSQL (the run row's unique (partner, slot), see
- * migrations/0002), so it runs exactly once.
+ * migrations/0002-reconciliation.ts), so it runs exactly once.
  */
 export class ReconciliationWorker {
   private readonly tasks: ScheduledTask[] = [];

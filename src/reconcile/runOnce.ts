@@ -34,7 +34,10 @@ import {
   stageReport,
 } from './stageReport.js';
 
-/** work_mem of a run's transaction: a 1M-row report sorts and hashes in memory at this size. */
+/**
+ * work_mem of a run's transaction: large enough that the sorts and hashes over a whole report stay in memory
+ * instead of spilling to disk (docs/PERFORMANCE.md, "Staging and deciding a report").
+ */
 const RUN_WORK_MEM = '64MB';
 
 /** What every run of one `reconcile()` call shares. */

@@ -3,7 +3,8 @@ import type { ReconciliationResult } from './reconciliationResult.js';
 /**
  * Where one run is, for progress displays (the CLI's bar). A run goes `reading` (zero or more times, rows
  * read so far increasing) -> `deciding` (the report is staged; the set-based SQL that decides and applies
- * everything runs now, about 30 s for 1M rows on 2 cores, and reports nothing until it ends) -> `done`. A
+ * everything runs now, for tens of seconds on a large report (docs/PERFORMANCE.md, "The command line"),
+ * and reports nothing until it ends) -> `done`. A
  * run that fails while reading (a broken file, too many rejected rows, an abort) goes straight to `done`. A
  * scheduled run that lost its slot reports nothing.
  */

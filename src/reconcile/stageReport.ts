@@ -6,18 +6,13 @@ import { RunAbortedError } from './errors/RunAbortedError.js';
 import { MAX_REPORTED_REJECTIONS } from './reconciliationResult.js';
 
 /**
- * Rows per COPY. Reading and staging the benchmark's 1M acme-pay rows on its 2-core machine, with the
- * fast CSV reader (which alone takes 3.1-3.3 s; the previous reader and staging took 40-43 s):
- *
- *   | INSERT ... SELECT FROM unnest($1::int[], ...), 5,000 rows per statement |   10.0 s  | 8.1 s Node CPU     |
- *   | same, 20,000 rows per statement                                         |   10.7 s  | 8.7 s Node CPU     |
- *   | COPY FROM STDIN (text format), one per 5,000 rows, times as epoch ms    | 4.4-5.5 s | 4.2-5.4 s Node CPU |
- *
- * Most of the unnest cost was on our side: node-postgres escapes every array element into an array literal,
- * PostgreSQL then parses it back; COPY's text format is one line per row with almost nothing to escape, and
- * PostgreSQL loads it with multi-row inserts. 5,000 rows (about 330 KB of COPY text for acme-pay) already
- * makes the round trip per statement negligible (200 per 1M rows) while the next batch is parsed, keeps
- * memory flat, and lets an abort stop the reading within a batch.
+ * Rows per COPY. Staging with `COPY FROM STDIN` (text format) takes about half the time of
+ * `INSERT ... SELECT FROM unnest(...)` batches, whatever their size, and most of the unnest cost was on
+ * our side: node-postgres escapes every array element into an array literal, PostgreSQL then parses it
+ * back; COPY's text format is one line per row with almost nothing to escape, and PostgreSQL loads it with
+ * multi-row inserts. 5,000 rows (a few hundred KB of COPY text) already makes the round trip per statement
+ * negligible while the next batch is parsed, keeps memory flat, and lets an abort stop the reading within
+ * a batch. Figures: docs/PERFORMANCE.md, "Staging and deciding a report".
  */
 const STAGE_BATCH_SIZE = 5_000;
 /** Identified rejected records per INSERT into `rec_rejected`. */
@@ -52,7 +47,8 @@ export interface ReportExtent {
 /**
  * The temp table the report's accepted rows are streamed into, dropped with the run's transaction. Execution
  * times travel as epoch milliseconds (identifyRows turns them into timestamptz, exactly): formatting a Date
- * with toISOString cost 1 s of the 1M-row benchmark's reading, in the one thread that also parses.
+ * with toISOString was a visible part of the reading, in the one thread that also parses
+ * (docs/PERFORMANCE.md, "Staging and deciding a report").
  */
 export async function createStagingTable(db: Queryable): Promise<void> {
   // What rejected records still say about whom: a run never proves these intents absent.
@@ -215,10 +211,10 @@ export async function stageReport(
  * The COPY text of one batch, as UTF-8 in a buffer that is reused batch after batch: each row's line is a
  * short-lived string, so the heap holds one chunk of parsed rows at a time, not the batch being built and
  * the one in flight as strings. Accumulated as strings, those survived young-generation collections and
- * piled up in the old generation until a full collection: the CLI's peak RSS for the benchmark's 1M rows
- * was 194-215 MB against 122 MB for 100k, and is 161 MB against 118-120 MB this way. (What remains is
- * mostly V8 growing its young generation under a long run of allocations: reading and staging alone
- * peak at 104 MB for 1M rows and 103 MB for 100k with --max-semi-space-size=4.)
+ * piled up in the old generation until a full collection, and the CLI's peak memory grew with the size of
+ * the report; this way it grows much less. (What remains is mostly V8 growing its young generation under a
+ * long run of allocations: with a small semi-space, reading and staging alone peak at the same memory for
+ * 1M rows as for 100k.) Figures: docs/PERFORMANCE.md, "Staging and deciding a report".
  */
 class CopyBatch {
   private buffer = Buffer.allocUnsafe(1024 * 1024);

@@ -21,7 +21,8 @@ export async function findKnownRecords(db: Queryable, partner: string): Promise<
 
 /**
  * SQL: report row `alias` is not in `rec_known`, or nothing when no row is (every first run of a report).
- * Against an empty table PostgreSQL still plans an anti join and rescans it for every row: 0.4 s per 1M.
+ * Against an empty table PostgreSQL still plans an anti join and rescans it for every row, which is
+ * measurable on a large report (docs/PERFORMANCE.md, "Staging and deciding a report").
  */
 export function notKnown(alias: string, knownRows: number): string {
   return knownRows === 0
@@ -36,12 +37,12 @@ export function notKnown(alias: string, knownRows: number): string {
  * them. Each new record takes the id its row drew in identifyRows (`rec_report.record_id`), so later steps
  * (collectNewEvidence, flagOrphans) find it from the report's own tables: nothing is read back from
  * `partner_records`, where the planner knows nothing yet of the rows just written, and nothing is returned
- * (`RETURNING` into a table of new records cost 0.7 s per 1M rows, the sort that kept ids in line order
- * 0.3 s). Returns how many rows were new.
+ * (`RETURNING` into a table of new records, and the sort that kept ids in line order, cost more than
+ * drawing the ids: see identifyRows). Returns how many rows were new.
  *
  * A plain INSERT of the rows not in `rec_known`, not `INSERT ... ON CONFLICT DO NOTHING` of all of them:
- * the speculative insertion behind ON CONFLICT costs as much as inserting again (1M acme-pay rows with
- * 0002's schema: 46-58 s with it, 33-37 s without) and can no longer find anything, since runs of a
+ * the speculative insertion behind ON CONFLICT costs about as much as inserting again (docs/PERFORMANCE.md,
+ * "Staging and deciding a report") and can no longer find anything, since runs of a
  * partner are serialised and `rec_known` was read under that lock. The unique index still guards against
  * the impossible: a duplicate would fail the run, which then applies nothing.
  *

@@ -9,9 +9,10 @@ export const FILE_CHUNK_BYTES = 64 * 1024;
  * into a string) before it continues.
  *
  * Why not a read stream: a stream allocates a new buffer per chunk, and V8 frees those only at its next
- * garbage collection, which external memory alone does not hurry. Reading the benchmark's 63.5 MB file that
- * way raised the reconcile CLI's resident memory by about 30 MB per pass (once for the checksum, once for
- * the rows), memory the allocator then kept; with one reused buffer a pass costs 64 KB.
+ * garbage collection, which external memory alone does not hurry. Reading the benchmark's file that way
+ * raised the reconcile CLI's resident memory by tens of MB per pass (once for the checksum, once for the
+ * rows), memory the allocator then kept; with one reused buffer a pass costs one chunk
+ * (docs/PERFORMANCE.md, "Reading a report").
  */
 export class FileChunks implements AsyncIterable<Buffer> {
   /** Bytes read so far. */

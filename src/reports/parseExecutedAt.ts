@@ -145,10 +145,11 @@ function compileFixedWidth(dateFormat: string): FixedWidthFormat | null {
  * dd HH mm ss SSS`, the first three required) and literal punctuation or spaces, like `dd/MM/yyyy
  * HH:mm:ss`: the instant `text` names in `zone` (epoch ms), or undefined when luxon must decide.
  *
- * Luxon's token parser took 22-56 µs per date on the benchmark machine, and the gap check parses a second
- * time: 40 s or more of a 1M-row report. Here the digits are read with charCodeAt, Date.UTC gives the wall
- * clock, and it becomes an instant the way luxon does it (see {@link luxonLocalToUtc}) with the offsets of
- * the same cached zone, so the result is luxon's by construction: 0.5 µs per date. Doing the same with
+ * Luxon's token parser is slow per date, and the gap check parses a second time: on a report of a million
+ * rows that was most of the reading (docs/PERFORMANCE.md, "Reading a report"). Here the digits are read
+ * with charCodeAt, Date.UTC gives the wall clock, and it becomes an instant the way luxon does it (see
+ * {@link luxonLocalToUtc}) with the offsets of the same cached zone, so the result is luxon's by
+ * construction, at a small fraction of the cost. Doing the same with
  * an offset cached per local hour, as first considered, would not have been luxon's answer in a repeated
  * hour (luxon's choice depends on the offset in force now), and gaps would have needed luxon anyway.
  *
@@ -254,11 +255,12 @@ const MAX_CACHED = 600_000;
 /**
  * An IANA zone whose UTC offsets are remembered per hour, and per minute inside the few hours that hold an
  * offset change. Luxon asks the zone for offsets two or three times per parsed date (the fast path of
- * parseExecutedAt as well), and each answer costs an Intl.DateTimeFormat call (5-10 µs); a report's times
- * fall in a few hundred distinct hours. An hour (or a minute) is cached only when its first and last
- * millisecond have the same offset: offset changes are at least months apart, so the offset is then the
- * same throughout, and a minute holding a change is always asked of the real zone. Per minute only, a
- * report spread over a month (43k minutes) cost about 0.5 s of Intl calls; per hour, 720 calls.
+ * parseExecutedAt as well), and each answer costs an Intl.DateTimeFormat call; a report's times fall in a
+ * few hundred distinct hours. An hour (or a minute) is cached only when its first and last millisecond have
+ * the same offset: offset changes are at least months apart, so the offset is then the same throughout, and
+ * a minute holding a change is always asked of the real zone. Cached per minute only, a report spread over
+ * a month asks tens of thousands of minutes; per hour, a few hundred (docs/PERFORMANCE.md, "Reading a
+ * report").
  */
 class OffsetCachedZone extends Zone {
   private readonly hours = new Map<number, number>();

@@ -88,10 +88,10 @@ export async function* readCsvReport(
  * give them. From the first chunk that has a quote character (or a record over
  * {@link FAST_RECORD_MAX_CHARS} long) to the end of the file, records go through csv-parse itself, started
  * at a record boundary. Both end a record at every line end outside quotes ({@link RECORD_DELIMITERS}),
- * whichever the file's first line used. csv-parse alone reads about 120k records/s on the benchmark
- * machine, the fast path about 1.3M, and the per-row checks after it were rewritten to match (see
- * parseDecimal and parseExecutedAt): reading the benchmark's 1M-row acme-pay file went from 37.6 s
- * (26k rows/s) to 3.1-3.3 s (300-330k rows/s), at 91 MB of RSS instead of 131.
+ * whichever the file's first line used. The fast path splits records about ten times faster than
+ * csv-parse, and the per-row checks after it were rewritten to match (see parseDecimal and
+ * parseExecutedAt), which made reading a large report an order of magnitude faster, with less memory
+ * (docs/PERFORMANCE.md, "Reading a report").
  */
 export async function* readCsvReportBatches(
   file: string,
@@ -151,7 +151,8 @@ export async function* readCsvReportBatches(
 async function* decodedText(source: AsyncIterable<Buffer>, settings: ResolvedCsvSourceConfig) {
   // The same decoder as iconv.decodeStream (a UTF-8 byte order mark is removed, invalid bytes become
   // U+FFFD), without a stream per stage. Latin-1 maps every byte to the code point of the same value,
-  // which Node does natively; iconv-lite does it with a table in JS (0.9 s of a 1M-row file).
+  // which Node does natively; iconv-lite does it with a table in JS, a visible part of reading a large
+  // file (docs/PERFORMANCE.md, "Reading a report").
   const decoder: { write(chunk: Buffer): string; end(): string | undefined } =
     settings.encoding === 'latin1'
       ? { write: (chunk) => chunk.toString('latin1'), end: () => undefined }

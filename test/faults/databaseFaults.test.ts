@@ -37,7 +37,7 @@ const SHORT_OUTAGE_MS = 1_000;
 const LONG_OUTAGE_MS = 5_000;
 const FRESH_KEYS_AFTER = 50;
 
-/** The errors a caller may see when the database fails (DESIGN.md, README). Anything else is a bug. */
+/** The errors a caller may see when the database fails (docs/DESIGN.md, README). Anything else is a bug. */
 const DOCUMENTED = [LedgerUnavailableError, IntentOutcomeUnknownError, IntentInFlightError] as const;
 
 interface Stopper {

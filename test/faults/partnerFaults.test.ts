@@ -1,6 +1,6 @@
 /**
  * Partner faults, from a real loopback HTTP partner (src/partnerFake) called with axios through the ledger's
- * real `run()`: each fault lands in the state DESIGN.md gives it, and nothing is ever retried blindly (the
+ * real `run()`: each fault lands in the state docs/DESIGN.md gives it, and nothing is ever retried blindly (the
  * partner never executes a key twice, whatever is redelivered after the fault).
  */
 import { createServer } from 'node:net';

@@ -5,7 +5,7 @@
  * reaches it (possibly late, after the lease, after a reconciliation), lease expiry (SQL, never a sleep) and
  * reconciliation of the partner's executions written as a settlement file. Every action's answer is checked
  * against the state the intent was in just before it; after every action at most one attempt per key may be
- * in flight; after every sequence the invariants of DESIGN.md are checked against the database and against
+ * in flight; after every sequence the invariants of docs/DESIGN.md are checked against the database and against
  * what the partner really executed.
  *
  * Reproduce a failure with the seed and path fast-check prints (FC_NO_SHRINK=1 skips shrinking):
@@ -385,7 +385,7 @@ class Begin extends Action {
   }
 }
 
-/** What `begin` must answer, from the intent's state just before (DESIGN.md, states). */
+/** What `begin` must answer, from the intent's state just before (docs/DESIGN.md, states). */
 function expectedBegin(
   pre: IntentState | undefined,
   otherPayload: boolean,
@@ -585,7 +585,7 @@ class Report extends Action {
   }
 }
 
-/** What `complete` must do, from the intent's state just before (completeAttempt's fence, DESIGN.md 4). */
+/** What `complete` must do, from the intent's state just before (completeAttempt's fence, docs/DESIGN.md, invariant 4). */
 function expectedCompletion(
   pre: IntentState,
   attempt: number,

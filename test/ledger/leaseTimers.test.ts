@@ -10,7 +10,7 @@ function firedAt(lease: AttemptLease): Promise<number> {
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * The leases share one timer (src/leaseTimers.ts): these pin what the ledger's lease tests rely on, in
+ * The leases share one timer (src/ledger/leaseTimers.ts): these pin what the ledger's lease tests rely on, in
  * the orders a busy process produces (claims returning out of the order they were sent).
  */
 describe('lease timers: each lease fires on time, once, and never after it is settled', () => {

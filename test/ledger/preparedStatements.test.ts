@@ -5,7 +5,7 @@ import { completeAttempt } from '../../src/ledger/sql/completeAttempt.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
 
 /**
- * The hot path's statements reach PostgreSQL as named (prepared) statements. src/sql/preparedStatement.ts
+ * The hot path's statements reach PostgreSQL as named (prepared) statements. src/ledger/sql/preparedStatement.ts
  * builds each call's config on a shared prototype, relying on pg keeping that prototype when it copies a
  * config: if a pg upgrade stops doing so, the name is lost and every call is parsed and planned again,
  * silently. This fails then.

@@ -30,7 +30,8 @@ type Format = (typeof FORMATS)[number];
 /**
  * `intent-ledger discrepancies`: lists discrepancies (newest first) as an aligned table, or exports them as
  * CSV (Excel-safe), JSON or a self-contained HTML report, to stdout or `--output FILE`. Rows come from one
- * server-side cursor in batches of 1000, so exporting millions keeps memory flat (1M rows: about 30 s);
+ * server-side cursor in batches of 1000, so exporting millions keeps memory flat (docs/PERFORMANCE.md,
+ * "The command line", says how long that takes);
  * writing to a file from a terminal shows a progress bar on stderr. A file is written under a temporary
  * name and renamed when complete. A reader that stops early (`| head`) is not an error.
  */

@@ -40,10 +40,10 @@ const CLAIM_NEW = preparedStatement(
  *
  * Why DO NOTHING and a separate re-claim ({@link reclaimIntent}) rather than one `ON CONFLICT DO UPDATE ...
  * WHERE <claimable>`: DO UPDATE locks the existing row even when its WHERE is false, so every duplicate
- * delivery (the common case this product exists for) became a write transaction with a WAL flush. Measured
- * in bench/ (c=32): replay throughput went from 0.17 to 0.40 of a plain SELECT with this split, and WAL per
- * replay from 99 B to 4 B. Prepared (named) statements: PostgreSQL plans them once per connection; parsing
- * and planning were half of the server CPU per call (1,614 -> 834 us per run()).
+ * delivery (the common case this product exists for) became a write transaction with a WAL flush; with
+ * this split a replay takes no lock and writes almost no WAL, and its throughput more than doubled. Prepared
+ * (named) statements: PostgreSQL plans them once per connection instead of on every call, and parsing and
+ * planning were half of the server CPU per call. Figures: docs/PERFORMANCE.md, "The ledger's hot path".
  */
 export async function claimNewIntent(
   db: PreparedQueryable,

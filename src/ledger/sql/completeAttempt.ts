@@ -20,7 +20,8 @@ export interface CompletedRow {
 /**
  * The common case, alone: the attempt is the intent's current one and still running, so it has no row of its
  * own (migration 0006) and completing it is one UPDATE. No CTEs: with them every completion also paid for
- * the attempt-row work below, about 6% of the server's time for a claim and its completion (pgbench).
+ * the attempt-row work below, a measurable share of the server's time for a claim and its completion
+ * (docs/PERFORMANCE.md, "The ledger's hot path").
  */
 const COMPLETE_RUNNING = preparedStatement(
   'intent_ledger_complete_running',
