@@ -119,12 +119,13 @@ CREATE TABLE reconciliation_runs (
   error text,
   owner text,
   started_at timestamp with time zone NOT NULL DEFAULT now(),
-  finished_at timestamp with time zone
+  finished_at timestamp with time zone,
+  warnings jsonb NOT NULL DEFAULT '[]'::jsonb
 );
 
 ALTER TABLE discrepancies ADD CONSTRAINT discrepancies_dedupe_key_unique UNIQUE (dedupe_key);
 ALTER TABLE discrepancies ADD CONSTRAINT discrepancies_intent_id_fkey FOREIGN KEY (intent_id) REFERENCES intents(id);
-ALTER TABLE discrepancies ADD CONSTRAINT discrepancies_kind_check CHECK ((kind = ANY (ARRAY['duplicate_execution'::text, 'amount_mismatch'::text, 'currency_mismatch'::text, 'missing_at_partner'::text, 'orphan_partner_record'::text, 'unresolved'::text, 'late_completion'::text])));
+ALTER TABLE discrepancies ADD CONSTRAINT discrepancies_kind_check CHECK ((kind = ANY (ARRAY['duplicate_execution'::text, 'amount_mismatch'::text, 'currency_mismatch'::text, 'missing_at_partner'::text, 'orphan_partner_record'::text, 'unresolved'::text, 'late_completion'::text, 'ambiguous_match'::text])));
 ALTER TABLE discrepancies ADD CONSTRAINT discrepancies_pkey PRIMARY KEY (id);
 ALTER TABLE discrepancies ADD CONSTRAINT discrepancies_run_fk FOREIGN KEY (run_id) REFERENCES reconciliation_runs(id);
 ALTER TABLE discrepancies ADD CONSTRAINT discrepancies_status_check CHECK ((status = ANY (ARRAY['open'::text, 'acknowledged'::text, 'resolved'::text, 'dismissed'::text])));

@@ -29,6 +29,7 @@ describe('package entry point', () => {
       'orphan_partner_record',
       'unresolved',
       'late_completion',
+      'ambiguous_match',
     ]);
   });
 
