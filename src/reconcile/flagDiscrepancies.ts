@@ -45,6 +45,7 @@ export async function flagDiscrepancies(
   );
   await flagDuplicates(db);
   await flagMismatches(db);
+  await flagCorrections(db);
   if (!input.lookup && input.coverage) await flagMissing(db, input.coverage);
   if (!input.lookup) await flagOrphans(db, input);
   await flagAmbiguous(db, input);
@@ -117,6 +118,44 @@ async function flagMismatches(db: Queryable): Promise<void> {
        FROM rec_evidence e
        JOIN rec_intents c ON c.intent_id = e.intent_id
       WHERE e.currency_differs`,
+  );
+}
+
+/**
+ * The partner's corrected figure: a row whose execution an earlier run stored (same identity: partner
+ * reference and reference, or reference and time) with another amount or currency. It is the same execution,
+ * never a second one, and never silently ignored: a mismatch against the intent, showing the figure stored
+ * before and the one reported now. At risk: the change in amount; for a currency, the new amount in its
+ * currency. The dedupe key carries the new figure, so re-running either file raises nothing new and a
+ * further correction raises again.
+ */
+async function flagCorrections(db: Queryable): Promise<void> {
+  await db.query(
+    `INSERT INTO rec_flags
+     SELECT CASE WHEN r.currency IS DISTINCT FROM k.currency THEN 'currency_mismatch' ELSE 'amount_mismatch' END,
+            i.id, i.attempt, i.reference, r.partner_reference,
+            CASE WHEN r.currency IS DISTINCT FROM k.currency THEN r.amount ELSE abs(r.amount - k.amount) END,
+            r.currency,
+            'The partner corrected its figure for an execution of intent ' || i.id ||
+              COALESCE(' (reference ' || i.reference || ')', '') || ': ' ||
+              ${money('k.amount', 'k.currency')} || ' before, ' || ${money('r.amount', 'r.currency')} ||
+              ' now (line ' || r.line || '), for ' || ${money('i.amount', 'i.currency')} || ' asked.',
+            jsonb_build_object(
+              'intent', jsonb_build_object('intentId', i.id::text, 'attempt', i.attempt, 'status', i.status,
+                                           'reference', i.reference, 'amount', i.amount::text,
+                                           'currency', i.currency),
+              'before', jsonb_build_object('recordId', k.record_id::text, 'runId', k.run_id::text,
+                                           'line', k.line, 'amount', k.amount::text, 'currency', k.currency),
+              'now', jsonb_build_object('line', r.line, 'amount', r.amount::text, 'currency', r.currency,
+                                        'executedAt', ${isoUtc('r.executed_at')})),
+            CASE WHEN r.currency IS DISTINCT FROM k.currency THEN 'currency_mismatch' ELSE 'amount_mismatch' END ||
+              ':' || i.id || ':' || r.identity || ':' || COALESCE(trim_scale(r.amount)::text, '') || ' ' ||
+              COALESCE(r.currency, ''),
+            ARRAY[k.record_id]
+       FROM rec_known k
+       JOIN rec_report r ON r.line = k.report_line
+       JOIN intents i ON i.id = COALESCE(k.intent_id, r.intent_id)
+      WHERE r.amount IS DISTINCT FROM k.amount OR r.currency IS DISTINCT FROM k.currency`,
   );
 }
 

@@ -1,8 +1,11 @@
 import type { Queryable } from '../database/queryable.js';
 
-/** SQL: the identity of staged row `s` without its occurrence number (see {@link identifyRows}). */
-const IDENTITY_BASE = `COALESCE(s.partner_reference,
-         'ref:' || COALESCE(s.reference, '') || '|' || COALESCE(trim_scale(s.amount)::text, '') || '|' ||
+/**
+ * SQL: the identity of staged row `s` without its occurrence number (see {@link identifyRows}). Migration
+ * 0007 rewrote the identities stored before with this same expression: keep the two in step.
+ */
+const IDENTITY_BASE = `COALESCE(s.partner_reference || '|' || COALESCE(s.reference, ''),
+         'ref:' || COALESCE(s.reference, '') || '|' ||
          COALESCE(to_char(s.executed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), ''))`;
 
 /**
@@ -11,9 +14,12 @@ const IDENTITY_BASE = `COALESCE(s.partner_reference,
  * its rows already there, and, with `joinMatches` (rec_match was built from the staged rows), the intent it
  * matched (`intent_id`; otherwise null until amount matching writes it).
  *
- * Identity: the partner reference when the row has one, else `ref:<reference>|<amount>|<executed_at>`
- * (amount without trailing zeros, time in ISO 8601 UTC), plus `#<n>`, the occurrence of that base in line
- * order, so two genuinely identical executions in one report are two records, not one.
+ * Identity: `<partner reference>|<reference>` when the row has a partner reference, else
+ * `ref:<reference>|<executed_at>` (time in ISO 8601 UTC), plus `#<n>`, the occurrence of that base in line
+ * order, so two genuinely identical executions in one report are two records, not one. Never the amount:
+ * a partner's corrected figure for an execution it reported before is the same execution (a correction,
+ * flagged as a mismatch), not a second one. The reference is part of it: a partner reference the partner
+ * reuses another day for another order is another execution.
  *
  * Built with CREATE TABLE AS rather than an UPDATE of the staging table: one sequential write, no dead
  * tuples. Execution times arrive as epoch milliseconds (see createStagingTable) and are rebuilt as whole

@@ -108,8 +108,8 @@ describe('reconcile: API sources against the loopback fake partner', () => {
     const found = (await discrepanciesOf(fx.sql, partner)).map((d) => [d.kind, d.dedupe_key]);
     expect(found).to.deep.equal([
       ['missing_at_partner', `missing_at_partner:${ids.settled}`],
-      ['orphan_partner_record', `orphan_partner_record:${partner}:ch_other#1`],
-      ['orphan_partner_record', `orphan_partner_record:${partner}:ch_stranger#1`],
+      ['orphan_partner_record', `orphan_partner_record:${partner}:ch_other|other#1`],
+      ['orphan_partner_record', `orphan_partner_record:${partner}:ch_stranger|stranger#1`],
     ]);
 
     // The same listing again: same canonical rows, same checksum, nothing new.

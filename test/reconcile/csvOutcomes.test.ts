@@ -192,14 +192,14 @@ describe('reconcile: CSV report outcomes', () => {
       amount_at_risk: '2.00',
       currency: 'BRL',
       partner_reference: 'NSU-AMOUNT',
-      dedupe_key: `amount_mismatch:${ids.amount}:NSU-AMOUNT#1`,
+      dedupe_key: `amount_mismatch:${ids.amount}:NSU-AMOUNT|amount#1`,
       summary: `The partner executed 12.00 BRL for intent ${ids.amount} (reference amount), which is for 10.00 BRL.`,
     });
     expect(all.find((d) => d.kind === 'currency_mismatch')).to.deep.include({
       intent_id: ids.currency,
       amount_at_risk: '10.00',
       currency: 'USD',
-      dedupe_key: `currency_mismatch:${ids.currency}:NSU-CURRENCY#1`,
+      dedupe_key: `currency_mismatch:${ids.currency}:NSU-CURRENCY|currency#1`,
     });
   });
 
@@ -275,8 +275,8 @@ describe('reconcile: CSV report outcomes', () => {
         ])
       ).rows[0].id;
     expect(orphans.map((d) => d.dedupe_key)).to.deep.equal([
-      `orphan_partner_record:${partner}:NSU-ORPHAN#1`,
-      `orphan_partner_record:${partner}:NSU-RETRY#1`,
+      `orphan_partner_record:${partner}:NSU-ORPHAN|nobody#1`,
+      `orphan_partner_record:${partner}:NSU-RETRY|retry-me#1`,
     ]);
     expect(orphans[0]).to.deep.include({
       intent_id: null,
@@ -303,7 +303,13 @@ describe('reconcile: CSV report outcomes', () => {
       [partner],
     );
     expect(record.rows).to.deep.equal([
-      { identity: 'NSU-RUNNING#1', intent_id: ids.running, run_id: report.runId, line: 10, amount: '10.00' },
+      {
+        identity: 'NSU-RUNNING|running#1',
+        intent_id: ids.running,
+        run_id: report.runId,
+        line: 10,
+        amount: '10.00',
+      },
     ]);
   });
 

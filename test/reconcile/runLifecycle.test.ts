@@ -442,7 +442,7 @@ describe('reconcile: runs, dry runs, failures and races', () => {
         recordId: records.rows[0].id,
         line: 2,
         source: first,
-        identity: 'NSU-X#1',
+        identity: `NSU-X|${partner}-x#1`,
         reference: `${partner}-x`,
         partnerReference: 'NSU-X',
         amount: '10.00',

@@ -335,6 +335,84 @@ describe('reconcile: sound proofs (ambiguity, declared coverage, duplicates)', (
     });
   });
 
+  describe('5. corrections and identity', () => {
+    it('a re-issued file changes NSU C1 from 10.00 to 100.00: an amount_mismatch shows both figures, once', async () => {
+      const partner = partnerName('corrected');
+      const id = await stuck(partner, 'order-5', 60);
+      const first = writeCsv(fx.dir, `${partner}-first.csv`, [
+        { reference: 'order-5', nsu: 'C1', amount: '10.00', executedAt: at(61) },
+      ]);
+      await run(csvReconciler(partner, first, declared()));
+      expect(await intentRow(fx.sql, id)).to.deep.include({ status: 'completed', partner_reference: 'C1' });
+      expect(await discrepanciesOf(fx.sql, partner)).to.deep.equal([]);
+
+      const reissued = writeCsv(fx.dir, `${partner}-reissued.csv`, [
+        { reference: 'order-5', nsu: 'C1', amount: '100.00', executedAt: at(61) },
+      ]);
+      const report = await run(csvReconciler(partner, reissued, declared()));
+      expect(report.discrepancies).to.include({ amount_mismatch: 1, duplicate_execution: 0 });
+      const [found] = await discrepanciesOf(fx.sql, partner);
+      expect(found).to.deep.include({ kind: 'amount_mismatch', intent_id: id, amount_at_risk: '90.00' });
+      expect(found.details.before).to.include({ amount: '10.00', currency: 'BRL' });
+      expect(found.details.now).to.include({ amount: '100.00', currency: 'BRL' });
+      expect(found.summary).to.contain('10.00 BRL before, 100.00 BRL now');
+
+      // Either file again: nothing new.
+      for (const file of [reissued, first]) {
+        const again = await run(csvReconciler(partner, file, declared()));
+        expect(Object.values(again.discrepancies).reduce((a, b) => a + b, 0)).to.equal(0);
+      }
+    });
+
+    it('without partner references, a corrected amount at the same reference and time is a correction, not a second execution', async () => {
+      const partner = partnerName('corrected-no-nsu');
+      const id = await stuck(partner, 'order-51', 60);
+      const row = (amount: string): CsvRow => ({ reference: 'order-51', amount, executedAt: at(61) });
+      await run(csvReconciler(partner, writeCsv(fx.dir, `${partner}-1.csv`, [row('10.00')]), declared()));
+      await run(csvReconciler(partner, writeCsv(fx.dir, `${partner}-2.csv`, [row('12.00')]), declared()));
+      expect((await intentRow(fx.sql, id)).status).to.equal('completed');
+      const kinds = (await discrepanciesOf(fx.sql, partner)).map((d) => [d.kind, d.amount_at_risk]);
+      expect(kinds).to.deep.equal([['amount_mismatch', '2.00']]);
+    });
+
+    it('an NSU the partner reuses the next day for another order is that order`s execution, with no invented mismatch', async () => {
+      const partner = partnerName('reused-nsu');
+      const monday = await stuck(partner, 'order-52', 60);
+      const tuesday = await stuck(partner, 'order-53', 300, { amount: '25.00' });
+      // Each day's file declares its own day.
+      await run(
+        csvReconciler(
+          partner,
+          writeCsv(fx.dir, `${partner}-mon.csv`, [
+            { reference: 'order-52', nsu: 'N-7', amount: '10.00', executedAt: at(61) },
+          ]),
+          { coverage: { from: at(0), to: at(200) } },
+        ),
+      );
+      const report = await run(
+        csvReconciler(
+          partner,
+          writeCsv(fx.dir, `${partner}-tue.csv`, [
+            { reference: 'order-53', nsu: 'N-7', amount: '25.00', executedAt: at(301) },
+          ]),
+          { coverage: { from: at(200), to: at(480) } },
+        ),
+      );
+      expect(report.resolved.completed).to.equal(1);
+      expect(await intentRow(fx.sql, tuesday)).to.deep.include({
+        status: 'completed',
+        partner_reference: 'N-7',
+      });
+      expect((await intentRow(fx.sql, monday)).status).to.equal('completed');
+      expect(await discrepanciesOf(fx.sql, partner)).to.deep.equal([]);
+      const records = await fx.sql.query(
+        'SELECT identity FROM partner_records WHERE partner = $1 ORDER BY id',
+        [partner],
+      );
+      expect(records.rows.map((r) => r.identity)).to.deep.equal(['N-7|order-52#1', 'N-7|order-53#1']);
+    });
+  });
+
   describe('6. duplicates keep up with the partner', () => {
     it('a third execution updates the open duplicate to 20.00 at risk; after it is resolved, a fourth opens a new one', async () => {
       const partner = partnerName('third');
