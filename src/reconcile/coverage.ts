@@ -22,7 +22,7 @@ const DAY_MS = 86_400_000;
  * execution of an intent that could still be stuck (deadline + settlement lag + stuckAfter), up to now.
  * Computed by PostgreSQL, like every time the engine compares.
  */
-export async function defaultApiWindow(db: Queryable, settings: RunSettings): Promise<Coverage> {
+async function defaultApiWindow(db: Queryable, settings: RunSettings): Promise<Coverage> {
   const backMs = settings.deadlineMs + settings.settlementLagMs + settings.stuckAfterMs;
   const result = await db.query<Coverage>(
     `SELECT now() - $1 * interval '1 millisecond' AS "from", now() AS "to"`,
