@@ -16,6 +16,8 @@ export default defineReconciler({
   deadline: '3d',
   maxRejectedRatio: 0.01,
   match: { by: 'reference' },
+  // One file per day, named for it (reports/acme-pay/2026-11-28.csv): complete for that São Paulo day.
+  coverage: { fromFileName: { pattern: '(\\d{4}-\\d{2}-\\d{2})\\.csv$' } },
   source: {
     type: 'csv',
     path: 'reports/acme-pay/*.csv',

@@ -72,12 +72,7 @@ describe('migration 0007: partner record identities, back and forth, and re-runs
     expect(newKeys).to.include(`orphan_partner_record:${partner}:N-9|stranger#1`);
 
     await migration.down(runner());
-    expect(await identities()).to.deep.equal([
-      'N-1#1',
-      'N-2#1',
-      `ref:order-3|10|${at121}#1`,
-      'N-9#1',
-    ]);
+    expect(await identities()).to.deep.equal(['N-1#1', 'N-2#1', `ref:order-3|10|${at121}#1`, 'N-9#1']);
     expect(await keys()).to.include(`amount_mismatch:${paid}:N-2#1`);
     expect(await keys()).to.include(`orphan_partner_record:${partner}:N-9#1`);
 
