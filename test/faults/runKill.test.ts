@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { PoolClient } from 'pg';
+import { raiseDiscrepancy } from '../../src/discrepancies/sql/raiseDiscrepancy.js';
 import { type ReconciliationResult, reconcile } from '../../src/reconcile/reconcile.js';
 import type { ReconcilerConfig } from '../../src/reconcile/reconcilerConfig.js';
 import { ReconciliationWorker } from '../../src/reconcile/reconciliationWorker.js';
@@ -269,5 +270,44 @@ describe('faults: reconciliation runs killed by SIGKILL are closed as abandoned,
     );
     expect(running.rows).to.deep.equal([]);
     expect(deadRuns).to.have.length(KILLS.length);
+  });
+
+  it('runs left running from before migration 0008 (no heartbeat) are closed too, saying whether they committed', async () => {
+    const legacy = partnerName('legacy');
+    const insert = async (source: string) =>
+      (
+        await fx.sql.query<{ id: string }>(
+          `INSERT INTO reconciliation_runs (partner, trigger, source, status, started_at)
+           VALUES ($1, 'manual', $2, 'running', now() - interval '1 hour') RETURNING id`,
+          [legacy, source],
+        )
+      ).rows[0].id;
+    const silent = await insert('died-before-commit.csv');
+    const committed = await insert('died-after-commit.csv');
+    // The old code committed, then died before closing its row: what it raised carries its id.
+    await raiseDiscrepancy(fx.sql, {
+      kind: 'orphan_partner_record',
+      partner: legacy,
+      intentId: null,
+      attempt: null,
+      runId: committed,
+      reference: null,
+      partnerReference: 'NSU-legacy',
+      amountAtRisk: '1.00',
+      currency: 'BRL',
+      summary: 'raised by a run from before 0008',
+      details: {},
+      dedupeKey: `${legacy}-1`,
+      actor: 'reconciler',
+    });
+    const closed = await abandonStaleRuns(fx.sql, legacy, ABANDON_AFTER_MS);
+    expect([...closed].sort()).to.deep.equal([silent, committed].sort());
+    expect((await runRow(silent)).error).to.match(
+      /^abandoned: no heartbeat since .* nothing it did was applied$/,
+    );
+    expect((await runRow(committed)).error).to.equal(
+      'abandoned: started before migration 0008 and never closed, but its changes were committed ' +
+        '(partner rows or discrepancies carry its id); its counts were not recorded',
+    );
   });
 });
