@@ -227,8 +227,10 @@ const DAY_MS = 86_400_000;
 function localToInstant(local: number, zone: Zone): number | undefined {
   const before = zone.offset(local - DAY_MS);
   const after = zone.offset(local + DAY_MS);
+  // No change within a day either side (nearly every time): the one offset is the answer, no check needed.
+  if (before === after) return local - before * 60 * 1000;
   let found: number | undefined;
-  for (const offset of before === after ? [before] : [before, after]) {
+  for (const offset of [before, after]) {
     const instant = local - offset * 60 * 1000;
     if (zone.offset(instant) === offset && (found === undefined || instant > found)) found = instant;
   }
