@@ -120,7 +120,8 @@ CREATE TABLE reconciliation_runs (
   owner text,
   started_at timestamp with time zone NOT NULL DEFAULT now(),
   finished_at timestamp with time zone,
-  warnings jsonb NOT NULL DEFAULT '[]'::jsonb
+  warnings jsonb NOT NULL DEFAULT '[]'::jsonb,
+  heartbeat_at timestamp with time zone
 );
 
 ALTER TABLE discrepancies ADD CONSTRAINT discrepancies_dedupe_key_unique UNIQUE (dedupe_key);
@@ -146,7 +147,7 @@ ALTER TABLE partner_records ADD CONSTRAINT partner_records_identity_unique UNIQU
 ALTER TABLE partner_records ADD CONSTRAINT partner_records_pkey PRIMARY KEY (id);
 ALTER TABLE reconciliation_runs ADD CONSTRAINT reconciliation_runs_pkey PRIMARY KEY (id);
 ALTER TABLE reconciliation_runs ADD CONSTRAINT reconciliation_runs_slot_unique UNIQUE (partner, slot);
-ALTER TABLE reconciliation_runs ADD CONSTRAINT reconciliation_runs_status_check CHECK ((status = ANY (ARRAY['running'::text, 'succeeded'::text, 'failed'::text, 'dry_run'::text, 'skipped'::text])));
+ALTER TABLE reconciliation_runs ADD CONSTRAINT reconciliation_runs_status_check CHECK ((status = ANY (ARRAY['running'::text, 'succeeded'::text, 'failed'::text, 'dry_run'::text, 'skipped'::text, 'abandoned'::text])));
 ALTER TABLE reconciliation_runs ADD CONSTRAINT reconciliation_runs_trigger_check CHECK ((trigger = ANY (ARRAY['schedule'::text, 'manual'::text])));
 
 CREATE INDEX discrepancies_intent ON public.discrepancies USING btree (intent_id) WHERE (intent_id IS NOT NULL);
@@ -159,6 +160,7 @@ CREATE INDEX intents_settled_at ON public.intents USING btree (settled_at) WHERE
 CREATE INDEX intents_unsettled ON public.intents USING btree (partner, lease_expires_at) WHERE (status = ANY (ARRAY['in_progress'::text, 'unknown'::text]));
 CREATE INDEX partner_records_intent ON public.partner_records USING btree (intent_id) WHERE (intent_id IS NOT NULL);
 CREATE INDEX reconciliation_runs_checksum ON public.reconciliation_runs USING btree (partner, checksum) WHERE (status = 'succeeded'::text);
+CREATE INDEX reconciliation_runs_running ON public.reconciliation_runs USING btree (partner) WHERE (status = 'running'::text);
 CREATE INDEX reconciliation_runs_started ON public.reconciliation_runs USING btree (partner, started_at DESC);
 
 CREATE VIEW intent_attempt_history AS

@@ -49,9 +49,12 @@ export interface RunView {
   id: string;
   partner: string;
   source: string;
+  /** running, succeeded, failed, dry_run or abandoned (its process died; see migration 0008). */
   status: string;
   startedAt: Date;
   finishedAt: Date | null;
+  /** Why it failed or was abandoned; null otherwise. */
+  error: string | null;
 }
 
 /** Everything finance needs to decide about one discrepancy. */

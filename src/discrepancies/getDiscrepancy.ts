@@ -114,9 +114,11 @@ async function getRun(db: Queryable, runId: string): Promise<RunView | null> {
     status: string;
     started_at: Date;
     finished_at: Date | null;
-  }>('SELECT id, partner, source, status, started_at, finished_at FROM reconciliation_runs WHERE id = $1', [
-    runId,
-  ]);
+    error: string | null;
+  }>(
+    'SELECT id, partner, source, status, started_at, finished_at, error FROM reconciliation_runs WHERE id = $1',
+    [runId],
+  );
   const r = result.rows[0];
   if (!r) return null;
   return {
@@ -126,6 +128,7 @@ async function getRun(db: Queryable, runId: string): Promise<RunView | null> {
     status: r.status,
     startedAt: r.started_at,
     finishedAt: r.finished_at,
+    error: r.error,
   };
 }
 

@@ -115,7 +115,7 @@ export class Ledger {
   /** `begin`, handing back the attempt's lease itself (run() races the call against it). */
   private async claim(spec: IntentSpec): Promise<LeasedClaim | Replay> {
     this.assertOpen();
-    const input = validateSpec(spec);
+    const input = validateSpec(spec, this.options.subMinorUnitPartners);
     const print = intentFingerprint(
       spec.operation,
       spec.payload,

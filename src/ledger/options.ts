@@ -41,6 +41,14 @@ export interface LedgerOptions {
   poolSize?: number;
   /** How long one statement may wait for the database before the call fails. @default LEDGER_QUERY_TIMEOUT_MS (10000) */
   queryTimeoutMs?: number;
+  /**
+   * Partners whose amounts may have more decimals than the currency's ISO 4217 minor unit, because they
+   * price in fractions of it (per-message SMS prices such as 0.0079 USD). For every other partner
+   * `run`/`begin` refuse such an amount with a TypeError (100.5 JPY, 1.2345 KWD, 10.001 BRL). Negative
+   * amounts are refused for every partner.
+   * @default [] (every partner is held to the minor unit)
+   */
+  subMinorUnitPartners?: readonly string[];
 }
 
 /** Options with every default applied, in this one place. */
@@ -54,6 +62,7 @@ export interface ResolvedLedgerOptions {
   embeddedDataDir: string;
   poolSize: number;
   queryTimeoutMs: number;
+  subMinorUnitPartners: ReadonlySet<string>;
 }
 
 export function resolveLedgerOptions(options: LedgerOptions): ResolvedLedgerOptions {
@@ -64,6 +73,13 @@ export function resolveLedgerOptions(options: LedgerOptions): ResolvedLedgerOpti
   const abortMarginMs = options.abortMarginMs ?? Math.min(5_000, Math.max(50, Math.round(leaseMs * 0.1)));
   if (abortMarginMs >= leaseMs)
     throw new RangeError(`abortMarginMs (${abortMarginMs}) must be below leaseMs (${leaseMs})`);
+  const subMinorUnitPartners = options.subMinorUnitPartners ?? [];
+  if (
+    !Array.isArray(subMinorUnitPartners) ||
+    subMinorUnitPartners.some((p) => typeof p !== 'string' || p === '')
+  ) {
+    throw new TypeError('subMinorUnitPartners must be an array of partner names (non-empty strings)');
+  }
   return {
     leaseMs,
     abortMarginMs,
@@ -74,5 +90,6 @@ export function resolveLedgerOptions(options: LedgerOptions): ResolvedLedgerOpti
     embeddedDataDir: options.embeddedDataDir ?? DEFAULT_EMBEDDED_DATA_DIR,
     poolSize: options.poolSize ?? DEFAULT_POOL_SIZE,
     queryTimeoutMs: options.queryTimeoutMs ?? LEDGER_QUERY_TIMEOUT_MS,
+    subMinorUnitPartners: new Set(subMinorUnitPartners),
   };
 }

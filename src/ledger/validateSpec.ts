@@ -1,4 +1,4 @@
-import { assertAmount, assertCurrency } from '../shared/money.js';
+import { assertAmount, assertCurrency, currencyMinorUnits, writtenDecimals } from '../shared/money.js';
 import type { IntentSpec } from '../shared/types.js';
 
 /** An intent spec checked and normalised before anything is written. */
@@ -19,8 +19,11 @@ export interface ValidatedSpec {
  */
 const MAX_TEXT_BYTES = { partner: 256, key: 2_048, reference: 2_048 } as const;
 
-/** Refuses what the schema could not store faithfully, with a TypeError naming the field. */
-export function validateSpec(spec: IntentSpec): ValidatedSpec {
+/**
+ * Refuses what the schema could not store faithfully, or what no partner could have been asked to move,
+ * with a TypeError naming the field. `subMinorUnitPartners` is `LedgerOptions.subMinorUnitPartners`.
+ */
+export function validateSpec(spec: IntentSpec, subMinorUnitPartners: ReadonlySet<string>): ValidatedSpec {
   for (const field of ['partner', 'operation', 'key'] as const) {
     if (typeof spec[field] !== 'string' || spec[field].length === 0) {
       throw new TypeError(`intent ${field} must be a non-empty string`);
@@ -41,13 +44,50 @@ export function validateSpec(spec: IntentSpec): ValidatedSpec {
       );
     }
   }
+  const amount = spec.amount === undefined ? null : assertAmount(spec.amount);
+  const currency = spec.currency === undefined ? null : assertCurrency(spec.currency);
+  if (amount !== null) assertAmountFitsCurrency(amount, currency, spec.partner, subMinorUnitPartners);
   return {
     partner: spec.partner,
     operation: spec.operation,
     key: spec.key,
     reference: spec.reference ?? null,
-    amount: spec.amount === undefined ? null : assertAmount(spec.amount),
-    currency: spec.currency === undefined ? null : assertCurrency(spec.currency),
+    amount,
+    currency,
     partnerHonoursKey: spec.partnerHonoursKey ?? false,
   };
+}
+
+/**
+ * An amount is what the partner is asked to move: never negative (a refund is an operation of its own, with
+ * its own positive amount), and by default written with no more decimals than the currency's ISO 4217
+ * minor unit (JPY 0, BRL 2, KWD 3), since no acquirer can charge 100.5 JPY and a reconciler would never
+ * find it. Decimals are counted as written ("10.000 BRL" is refused too): the ledger stores and replays the
+ * string exactly, so it must already be the figure the partner will report. A partner that prices in
+ * fractions of the minor unit (0.0079 USD per SMS) is allowed more through `subMinorUnitPartners`. An
+ * amount without a currency cannot be checked against a minor unit and is kept as given.
+ */
+function assertAmountFitsCurrency(
+  amount: string,
+  currency: string | null,
+  partner: string,
+  subMinorUnitPartners: ReadonlySet<string>,
+): void {
+  if (amount.startsWith('-')) {
+    throw new TypeError(
+      `intent amount must not be negative (got ${JSON.stringify(amount)}): ask the partner for the positive ` +
+        'amount it should move, and record a refund as an operation of its own',
+    );
+  }
+  if (currency === null || subMinorUnitPartners.has(partner)) return;
+  const allowed = currencyMinorUnits(currency);
+  const written = writtenDecimals(amount);
+  if (written > allowed) {
+    throw new TypeError(
+      `intent amount ${JSON.stringify(amount)} has ${written} decimal${written === 1 ? '' : 's'}, more than ` +
+        `the ${allowed} of ${currency}'s minor unit (ISO 4217): write it with at most ${allowed} decimal` +
+        `${allowed === 1 ? '' : 's'}, or, if partner ${JSON.stringify(partner)} really prices in fractions of ` +
+        `the minor unit, list it in createLedger({ subMinorUnitPartners })`,
+    );
+  }
 }

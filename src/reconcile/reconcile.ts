@@ -4,9 +4,11 @@ import { createDefaultLogger, type Logger } from '../shared/logger.js';
 import { expandReportFiles } from './expandReportFiles.js';
 import type { ReconcilerConfig } from './reconcilerConfig.js';
 import type { ReconciliationResult } from './reconciliationResult.js';
+import { DEFAULT_RUN_HEARTBEAT_MS, defaultAbandonAfterMs } from './runHeartbeat.js';
 import { type RunContext, type RunTarget, runOnce } from './runOnce.js';
 import type { RunProgressListener } from './runProgress.js';
 import { resolveRunSettings } from './runSettings.js';
+import { abandonStaleRuns } from './sql/abandonStaleRuns.js';
 
 export type { ReconciliationResult, RunReport } from './reconciliationResult.js';
 export type { RunProgress } from './runProgress.js';
@@ -41,6 +43,19 @@ export interface ReconcileOptions {
    * @default none
    */
   onProgress?: RunProgressListener;
+  /**
+   * How often a running run writes `heartbeat_at = now()` on its row, over a pooled connection of its own
+   * (so `pool` needs one more connection than the run's). Keep it the same on every process.
+   * @default 5000
+   */
+  heartbeatMs?: number;
+  /**
+   * Before each run, this partner's runs still `running` whose heartbeat is older than this (in PostgreSQL's
+   * now()) are closed as `abandoned`: their process died, and nothing they did was applied. Must be at least
+   * twice `heartbeatMs`; keep it the same on every process.
+   * @default three heartbeats, at least 30000
+   */
+  abandonAfterMs?: number;
   /** Time always comes from PostgreSQL's now(). */
   now?: never;
 }
@@ -53,6 +68,18 @@ export interface ReconcileOptions {
  */
 export async function reconcile(options: ReconcileOptions): Promise<ReconciliationResult[]> {
   const settings = resolveRunSettings(options.reconciler);
+  const heartbeatMs = options.heartbeatMs ?? DEFAULT_RUN_HEARTBEAT_MS;
+  if (!Number.isInteger(heartbeatMs) || heartbeatMs < 10) {
+    throw new RangeError(
+      `heartbeatMs must be a whole number of milliseconds, at least 10 (got ${heartbeatMs})`,
+    );
+  }
+  const abandonAfterMs = options.abandonAfterMs ?? defaultAbandonAfterMs(heartbeatMs);
+  if (!Number.isInteger(abandonAfterMs) || abandonAfterMs < 2 * heartbeatMs) {
+    throw new RangeError(
+      `abandonAfterMs must be a whole number of milliseconds, at least twice heartbeatMs (${2 * heartbeatMs}); got ${abandonAfterMs}`,
+    );
+  }
   const context: RunContext = {
     pool: options.pool,
     settings,
@@ -63,6 +90,8 @@ export async function reconcile(options: ReconcileOptions): Promise<Reconciliati
     logger: options.logger ?? createDefaultLogger(),
     env: options.env,
     onProgress: options.onProgress,
+    heartbeatMs,
+    abandonAfterMs,
   };
 
   let targets: RunTarget[];
@@ -78,6 +107,9 @@ export async function reconcile(options: ReconcileOptions): Promise<Reconciliati
     }
     targets = [{ type: 'api' }];
   }
+
+  // Each run starts by closing its partner's abandoned runs; a tick with no file to read still does.
+  if (targets.length === 0) await abandonStaleRuns(options.pool, settings.partner, abandonAfterMs);
 
   const reports: ReconciliationResult[] = [];
   for (const [index, target] of targets.entries()) {

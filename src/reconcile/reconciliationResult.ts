@@ -28,7 +28,11 @@ export interface ReconciliationResult {
   source: string;
   /** sha256 (hex) of the file's bytes, or of the canonical rows of an API read; null when not read. */
   checksum: string | null;
-  status: 'succeeded' | 'failed' | 'dry_run' | 'skipped';
+  /**
+   * `abandoned`: another process closed this run's row because its heartbeat had stopped (a pause or a lost
+   * database connection longer than `abandonAfterMs`); the run rolled back, nothing was applied.
+   */
+  status: 'succeeded' | 'failed' | 'dry_run' | 'skipped' | 'abandoned';
   /** Records read, accepted and rejected. */
   rowsRead: number;
   rowsRejected: number;
@@ -53,7 +57,7 @@ export interface ReconciliationResult {
    * that could be anybody's. Empty when the report was taken at its word.
    */
   warnings: string[];
-  /** Why the run failed (`aborted` when stopped by its signal); null otherwise. */
+  /** Why the run failed (`aborted` when stopped by its signal) or was abandoned; null otherwise. */
   error: string | null;
   durationMs: number;
 }

@@ -19,6 +19,14 @@ export interface WorkerOptions {
    * @default 10000
    */
   gracefulStopMs?: number;
+  /** See ReconcileOptions.heartbeatMs. @default 5000 */
+  heartbeatMs?: number;
+  /**
+   * See ReconcileOptions.abandonAfterMs: each tick first closes its partner's runs whose heartbeat is older
+   * than this as `abandoned`, whichever worker wins the slot.
+   * @default three heartbeats, at least 30000
+   */
+  abandonAfterMs?: number;
 }
 
 /**
@@ -95,6 +103,8 @@ export class ReconciliationWorker {
         signal: this.abort.signal,
         logger: log,
         env: this.options.env ?? process.env,
+        heartbeatMs: this.options.heartbeatMs,
+        abandonAfterMs: this.options.abandonAfterMs,
       });
       for (const report of reports) {
         if (report.status === 'skipped') {

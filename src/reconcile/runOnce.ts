@@ -9,6 +9,7 @@ import type { Logger } from '../shared/logger.js';
 import { applyReport } from './applyReport.js';
 import { fileChecksum, RowChecksum } from './checksum.js';
 import { apiWindow, type Coverage, type CoverageDecision, declaredCoverage } from './coverage.js';
+import { RunAbandonedError } from './errors/RunAbandonedError.js';
 import { RunAbortedError } from './errors/RunAbortedError.js';
 import { TooManyRejectedRowsError } from './errors/TooManyRejectedRowsError.js';
 import { judgePlausibility } from './judgePlausibility.js';
@@ -22,9 +23,11 @@ import {
   zeroDiscrepancies,
 } from './reconciliationResult.js';
 import { rejectOutsideCoverage } from './rejectOutsideCoverage.js';
+import { RunHeartbeat } from './runHeartbeat.js';
 import { type RunProgressListener, reportProgress } from './runProgress.js';
 import type { RunSettings } from './runSettings.js';
-import { finishReconciliationRun } from './sql/finishReconciliationRun.js';
+import { abandonStaleRuns } from './sql/abandonStaleRuns.js';
+import { type FinishedReconciliationRun, finishReconciliationRun } from './sql/finishReconciliationRun.js';
 import { startReconciliationRun } from './sql/startReconciliationRun.js';
 import {
   createStagingTable,
@@ -52,6 +55,10 @@ export interface RunContext {
   env?: NodeJS.ProcessEnv;
   /** See ReconcileOptions.onProgress. */
   onProgress?: RunProgressListener;
+  /** See ReconcileOptions.heartbeatMs. */
+  heartbeatMs: number;
+  /** See ReconcileOptions.abandonAfterMs. */
+  abandonAfterMs: number;
 }
 
 /** One report to reconcile: a CSV file, or the partner's API (listing or lookups, per the settings). */
@@ -59,12 +66,16 @@ export type RunTarget = { type: 'csv'; file: string } | { type: 'api' };
 
 /**
  * One run, start to finish:
+ * 0. this partner's runs whose heartbeat stopped (their process died) are closed as `abandoned`;
  * 1. the run row is inserted as `running` on its own (committed at once; for a scheduled run this is also
- *    the slot election, and losing it returns `skipped` before anything is read);
+ *    the slot election, and losing it returns `skipped` before anything is read), and its heartbeat is
+ *    refreshed every `heartbeatMs` over another pooled connection until the run ends;
  * 2. on ONE connection, in ONE transaction: the report is streamed into a temp table, checked against
  *    maxRejectedRatio, identified, and everything is decided and applied set-based (see applyReport);
- * 3. COMMIT, or ROLLBACK for a dry run, a failure or an abort: a run applies all of itself or nothing;
- * 4. the run row is closed with the outcome.
+ * 3. a succeeded run closes its row in that same transaction and COMMITs (both or neither; if another
+ *    process closed the row as abandoned meanwhile, it rolls back instead); a dry run, a failure or an
+ *    abort ROLLs BACK: a run applies all of itself or nothing;
+ * 4. otherwise the run row is closed with the outcome.
  * Report problems (ReportFormatError, PartnerApiError, too many rejected rows, abort) end as a `failed`
  * run with the reason in `error`; only a database that cannot record the run at all throws.
  */
@@ -79,6 +90,14 @@ export async function runOnce(
   const report = emptyResult(settings.partner, source);
   const log = context.logger.child({ partner: settings.partner, source });
 
+  const abandoned = await abandonStaleRuns(pool, settings.partner, context.abandonAfterMs);
+  if (abandoned.length > 0) {
+    log.warn(
+      { abandoned, abandonAfterMs: context.abandonAfterMs },
+      'closed runs whose heartbeat had stopped as abandoned; nothing they did was applied',
+    );
+  }
+
   const runId = await startReconciliationRun(pool, {
     partner: settings.partner,
     trigger: context.trigger,
@@ -91,6 +110,7 @@ export async function runOnce(
     return { ...report, status: 'skipped', durationMs: Math.round(performance.now() - startedAt) };
   }
   report.runId = runId;
+  const heartbeat = new RunHeartbeat(pool, runId, context.heartbeatMs, log);
   log.info({ runId, dryRun: context.dryRun }, 'reconciliation run started');
   reportProgress(context.onProgress, { phase: 'reading', runId, source, rowsRead: 0 });
 
@@ -110,6 +130,27 @@ export async function runOnce(
   const checkpoint = () => {
     if (signal?.aborted) throw new RunAbortedError();
   };
+  const runRow = (status: FinishedReconciliationRun['status']): FinishedReconciliationRun => ({
+    id: runId,
+    status,
+    checksum: report.checksum,
+    coverageFrom: report.coverage?.from ?? null,
+    coverageTo: report.coverage?.to ?? null,
+    rowsRead: progress.rowsRead,
+    rowsRejected: progress.rowsRejected,
+    matched: report.matched,
+    resolvedCompleted: report.resolved.completed,
+    resolvedNotExecuted: report.resolved.notExecuted,
+    discrepancies: report.discrepancies,
+    rejected: report.rejected.slice(0, MAX_RECORDED_REJECTIONS).map((row) => ({
+      line: row.line,
+      field: withoutNul(row.field),
+      reason: withoutNul(row.reason),
+    })),
+    error: report.error === null ? null : withoutNul(report.error),
+    warnings: report.warnings.map(withoutNul),
+  });
+  let closedInTransaction = false;
   try {
     checkpoint();
     if (target.type === 'csv') report.checksum = await fileChecksum(target.file);
@@ -262,9 +303,17 @@ export async function runOnce(
     report.discrepancies = outcome.discrepancies;
     // The last chance to stop: after COMMIT the run has happened.
     checkpoint();
-    await client.query(context.dryRun ? 'ROLLBACK' : 'COMMIT');
+    if (context.dryRun) {
+      await client.query('ROLLBACK');
+      report.status = 'dry_run';
+    } else {
+      // The row commits with the changes; it is still ours only if nobody found it stale meanwhile.
+      if (!(await finishReconciliationRun(client, runRow('succeeded')))) throw new RunAbandonedError();
+      await client.query('COMMIT');
+      closedInTransaction = true;
+      report.status = 'succeeded';
+    }
     timings.decideMs = Math.round(performance.now() - phaseStart);
-    report.status = context.dryRun ? 'dry_run' : 'succeeded';
   } catch (error) {
     if (client) {
       try {
@@ -273,7 +322,7 @@ export async function runOnce(
         broken = true;
       }
     }
-    report.status = 'failed';
+    report.status = error instanceof RunAbandonedError ? 'abandoned' : 'failed';
     report.error = signal?.aborted || isAbort(error) ? 'aborted' : errorMessage(error);
     report.matched = 0;
     report.ambiguous = 0;
@@ -281,7 +330,10 @@ export async function runOnce(
     report.discrepancies = zeroDiscrepancies();
     report.coverage = null;
     const expected =
-      error instanceof RunAbortedError || error instanceof TooManyRejectedRowsError || isReportProblem(error);
+      error instanceof RunAbortedError ||
+      error instanceof RunAbandonedError ||
+      error instanceof TooManyRejectedRowsError ||
+      isReportProblem(error);
     if (expected) log.warn({ runId, error: report.error }, 'reconciliation run failed; nothing applied');
     else
       log.error(
@@ -290,31 +342,21 @@ export async function runOnce(
       );
   } finally {
     client?.release(broken);
+    // After the release: with a pool of one connection, a refresh in flight waits for that connection.
+    await heartbeat.stop();
   }
 
   report.rowsRead = progress.rowsRead;
   report.rowsRejected = progress.rowsRejected;
   report.durationMs = Math.round(performance.now() - startedAt);
-  await finishReconciliationRun(pool, {
-    id: runId,
-    status: report.status as 'succeeded' | 'failed' | 'dry_run',
-    checksum: report.checksum,
-    coverageFrom: report.coverage?.from ?? null,
-    coverageTo: report.coverage?.to ?? null,
-    rowsRead: report.rowsRead,
-    rowsRejected: report.rowsRejected,
-    matched: report.matched,
-    resolvedCompleted: report.resolved.completed,
-    resolvedNotExecuted: report.resolved.notExecuted,
-    discrepancies: report.discrepancies,
-    rejected: report.rejected.slice(0, MAX_RECORDED_REJECTIONS).map((row) => ({
-      line: row.line,
-      field: withoutNul(row.field),
-      reason: withoutNul(row.reason),
-    })),
-    error: report.error === null ? null : withoutNul(report.error),
-    warnings: report.warnings.map(withoutNul),
-  });
+  if (!closedInTransaction && report.status !== 'abandoned') {
+    const closed = await finishReconciliationRun(pool, runRow(report.status as 'failed' | 'dry_run'));
+    if (!closed) {
+      // Found stale by another process while it rolled back or failed: the row says abandoned, and so do we.
+      report.status = 'abandoned';
+      report.error = new RunAbandonedError().message;
+    }
+  }
   log.info(
     {
       runId,

@@ -2,7 +2,6 @@ import {
   DateTime,
   FixedOffsetZone,
   Info,
-  Settings,
   type TokenParser,
   Zone,
   type ZoneOffsetFormat,
@@ -30,10 +29,14 @@ const parsers = new Map<string, TokenParser>();
 const zones = new Map<string, Zone>();
 
 /**
- * Reads the instant a partner says it executed something. Local times are read in `timezone`; a local
- * time that does not exist there (skipped by a daylight saving change) is refused instead of being
- * moved by an hour the way luxon would. Times in the repeated hour of a backward change are ambiguous;
- * luxon picks one offset and so does this function (see the tests).
+ * Reads the instant a partner says it executed something, the same way whenever it runs. Local times are
+ * read in `timezone`; an offset written in the text (`Z`, `+01:00`, a `ZZ` token) is honoured, and so is
+ * a zone name (`z` token). A local time that does not exist there (skipped by a daylight saving change)
+ * is refused instead of being moved by an hour the way luxon would. A local time that happens twice (the
+ * repeated hour of a backward change) is read as its later occurrence, the one after the clocks went back:
+ * standard time (`26/10/2025 01:30:00` in Europe/London is 01:30 GMT, 01:30Z). Luxon alone would take the
+ * occurrence whose offset is in force on the day of the run (or when the process first parsed a date), so
+ * a file read in July and again in December would give two instants an hour apart.
  */
 export function parseExecutedAt(text: string, format: ExecutedAtFormat): ExecutedAtParseResult {
   const zone = zoneFor(format.timezone);
@@ -51,21 +54,28 @@ export function parseExecutedAt(text: string, format: ExecutedAtFormat): Execute
   if (!parsed.isValid) {
     return { ok: false, reason: explain(parsed.invalidReason, parsed.invalidExplanation, format.dateFormat) };
   }
+  // An offset written in the text (or a fixed configured zone) names one instant: luxon's is exact.
+  if (parsed.zone.isUniversal) return { ok: true, value: parsed.toJSDate() };
 
-  // Luxon moves a nonexistent local time forward instead of failing. Reading the same text on a fixed
-  // UTC offset, which has no gaps, gives the wall clock as written; if the zoned result shows another
-  // wall clock, the written time never existed. Offsets written in the text are fixed zones and need
-  // no check (a zone *name* in the text cannot be checked this way: both readings would move alike).
-  if (!parsed.zone.isUniversal) {
-    const written = parseIn(text, format.dateFormat, FixedOffsetZone.utcInstance);
-    if (written.isValid && written.zone.isUniversal && !sameWallClock(parsed, written)) {
+  // Luxon's instant in a zone with offset changes depends on the clock (see above) and it moves a
+  // nonexistent local time forward instead of failing, so luxon only checks the text and the instant is
+  // decided here. Reading the same text on a fixed UTC offset, which has no gaps, gives the wall clock
+  // as written, unless the text names a zone of its own.
+  const written = parseIn(text, format.dateFormat, FixedOffsetZone.utcInstance);
+  if (written.isValid && written.zone.isUniversal) {
+    const instant = localToInstant(written.toMillis(), parsed.zone);
+    if (instant === undefined) {
       return {
         ok: false,
         reason: `local time ${written.toFormat('yyyy-MM-dd HH:mm:ss')} does not exist in ${parsed.zoneName} (daylight saving gap)`,
       };
     }
+    return { ok: true, value: new Date(instant) };
   }
-  return { ok: true, value: parsed.toJSDate() };
+  // A zone name in the text: luxon read it in that zone, and its wall clock is the written one except in a
+  // gap, which luxon has already moved past and cannot be told apart here (both readings move alike).
+  const wallClock = parsed.toMillis() + parsed.offset * 60_000;
+  return { ok: true, value: new Date(localToInstant(wallClock, parsed.zone) ?? parsed.toMillis()) };
 }
 
 /** A format of fixed-width numeric tokens and literals (see {@link readFixedWidth}), compiled once. */
@@ -147,11 +157,8 @@ function compileFixedWidth(dateFormat: string): FixedWidthFormat | null {
  *
  * Luxon's token parser is slow per date, and the gap check parses a second time: on a report of a million
  * rows that was most of the reading (docs/PERFORMANCE.md, "Reading a report"). Here the digits are read
- * with charCodeAt, Date.UTC gives the wall clock, and it becomes an instant the way luxon does it (see
- * {@link luxonLocalToUtc}) with the offsets of the same cached zone, so the result is luxon's by
- * construction, at a small fraction of the cost. Doing the same with
- * an offset cached per local hour, as first considered, would not have been luxon's answer in a repeated
- * hour (luxon's choice depends on the offset in force now), and gaps would have needed luxon anyway.
+ * with charCodeAt, Date.UTC gives the wall clock, and {@link localToInstant} makes it an instant with the
+ * offsets of the same cached zone, as the luxon path does, at a small fraction of the cost.
  *
  * It answers only when it is sure: text of another length, a non-digit where a digit belongs, a value out
  * of range (day 31 in February; hour 24, which luxon reads as the next midnight), a year below 100 (which
@@ -186,10 +193,8 @@ function readFixedWidth(text: string, fixed: FixedWidthFormat, zone: Zone): numb
   ) {
     return undefined;
   }
-  const local = Date.UTC(year, month - 1, day, hour, minute, second, millisecond);
-  const [instant, offset] = luxonLocalToUtc(local, zone.offset(Settings.now()), zone);
-  // The instant shows another wall clock: the written time does not exist there (a gap).
-  return instant + offset * 60_000 === local ? instant : undefined;
+  // A gap is left to luxon too, which explains it in the usual words.
+  return localToInstant(Date.UTC(year, month - 1, day, hour, minute, second, millisecond), zone);
 }
 
 /** The number written in `width` ASCII digits at `at`, or -1. */
@@ -208,20 +213,28 @@ function daysInMonth(year: number, month: number): number {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
+/** Offset changes are months apart: a day either side of a wall clock holds at most one of them. */
+const DAY_MS = 86_400_000;
+
 /**
- * Local wall-clock time (as epoch ms of the same wall clock in UTC) to [instant, offset in minutes], as
- * luxon 3 does it (`fixOffset` behind `DateTime.fromObject`): start from the zone's offset now, correct
- * once, and when two corrections disagree the time is in a gap. In a repeated hour this picks the offset
- * luxon picks (the one in force now, if it is one of the two), so both paths agree on ambiguous times.
+ * Local wall-clock time (as epoch ms of the same wall clock in UTC) to the instant it names in `zone`, or
+ * undefined when that wall clock never happened there (a gap). Only the time itself is used, never the
+ * clock of the machine: the offsets a day before and a day after are the only two it can have; each that
+ * maps back onto itself is an occurrence, and of two (the repeated hour of a backward change) the later
+ * one wins, the one after the clocks went back (standard time). The arithmetic is luxon's (`fixOffset`),
+ * so fractional offsets such as Sao Paulo's -03:06:28 before 1914 give luxon's instants.
  */
-function luxonLocalToUtc(local: number, guess: number, zone: Zone): [number, number] {
-  let instant = local - guess * 60_000;
-  const second = zone.offset(instant);
-  if (second === guess) return [instant, guess];
-  instant -= (second - guess) * 60_000;
-  const third = zone.offset(instant);
-  if (second === third) return [instant, second];
-  return [local - Math.min(second, third) * 60_000, Math.max(second, third)];
+function localToInstant(local: number, zone: Zone): number | undefined {
+  const before = zone.offset(local - DAY_MS);
+  const after = zone.offset(local + DAY_MS);
+  // No change within a day either side (nearly every time): the one offset is the answer, no check needed.
+  if (before === after) return local - before * 60 * 1000;
+  let found: number | undefined;
+  for (const offset of [before, after]) {
+    const instant = local - offset * 60 * 1000;
+    if (zone.offset(instant) === offset && (found === undefined || instant > found)) found = instant;
+  }
+  return found;
 }
 
 function parseIn(text: string, dateFormat: string | undefined, zone: Zone): DateTime {
@@ -325,18 +338,6 @@ function remember(cache: Map<number, number>, key: number, offset: number): numb
   if (cache.size >= MAX_CACHED) cache.clear();
   cache.set(key, offset);
   return offset;
-}
-
-function sameWallClock(a: DateTime, b: DateTime): boolean {
-  return (
-    a.year === b.year &&
-    a.month === b.month &&
-    a.day === b.day &&
-    a.hour === b.hour &&
-    a.minute === b.minute &&
-    a.second === b.second &&
-    a.millisecond === b.millisecond
-  );
 }
 
 /** Luxon's explanations are written for developers; finance people get the same fact in plain words. */

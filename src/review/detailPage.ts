@@ -120,6 +120,7 @@ export function detailPage(view: DetailView): string {
     <div><dt>Status</dt><dd>${humanise(d.run.status)}</dd></div>
     <div><dt>Started</dt><dd>${formatInstant(d.run.startedAt)}</dd></div>
     <div><dt>Finished</dt><dd>${d.run.finishedAt ? formatInstant(d.run.finishedAt) : '—'}</dd></div>
+    ${d.run.error === null ? '' : html`<div><dt>${d.run.status === 'abandoned' ? 'Why abandoned' : 'Error'}</dt><dd>${d.run.error}</dd></div>`}
   </dl>
 </div>`
     : html`<div class="card"><h2>Reconciliation run</h2><p class="muted">Not raised by a reconciliation run.</p></div>`;

@@ -15,12 +15,47 @@ export function assertAmount(amount: string, field = 'amount'): string {
   return amount;
 }
 
-/** Checks an ISO 4217 currency code given by a caller. */
+/**
+ * Currency names from the ICU data Node ships with; `fallback: 'none'` answers `undefined` for a code ICU
+ * does not know (Intl.NumberFormat would silently format "XYZ" with 2 decimals). Not
+ * `Intl.supportedValuesOf('currency')`: it leaves out real ISO 4217 codes such as CLF.
+ */
+const currencyNames = new Intl.DisplayNames(['en'], { type: 'currency', fallback: 'none' });
+
+/** Checks an ISO 4217 currency code given by a caller: upper case, and one the currency data knows. */
 export function assertCurrency(currency: string, field = 'currency'): string {
   if (typeof currency !== 'string' || !CURRENCY.test(currency)) {
     throw new TypeError(
       `${field} must be an ISO 4217 code in upper case such as "BRL" (got ${JSON.stringify(currency)})`,
     );
   }
+  if (currencyNames.of(currency) === undefined) {
+    throw new TypeError(
+      `${field} ${JSON.stringify(currency)} is not an ISO 4217 currency code known to this Node's currency data`,
+    );
+  }
   return currency;
+}
+
+/** Minor units per currency, read once each: building an Intl.NumberFormat costs far more than the claim's hashing. */
+const minorUnitsCache = new Map<string, number>();
+
+/**
+ * The currency's ISO 4217 minor unit (JPY 0, BRL 2, KWD 3), from the ICU currency data that Node keeps up
+ * to date rather than a table of our own. `currency` must have passed `assertCurrency`.
+ */
+export function currencyMinorUnits(currency: string): number {
+  let digits = minorUnitsCache.get(currency);
+  if (digits === undefined) {
+    digits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions()
+      .maximumFractionDigits as number;
+    minorUnitsCache.set(currency, digits);
+  }
+  return digits;
+}
+
+/** How many decimals an amount that passed `assertAmount` is written with ("10" 0, "10.50" 2). */
+export function writtenDecimals(amount: string): number {
+  const point = amount.indexOf('.');
+  return point === -1 ? 0 : amount.length - point - 1;
 }

@@ -131,6 +131,7 @@ describe('discrepancy detail', () => {
       status: 'succeeded',
       startedAt: new Date('2024-05-02T03:00:00Z'),
       finishedAt: new Date('2024-05-02T03:00:05Z'),
+      error: null,
     });
     expect(detail.history.map((h) => [h.fromStatus, h.toStatus, h.actor, h.note])).to.deep.equal([
       [null, 'open', 'reconciler', 'acme-pay executed order twice'],

@@ -252,9 +252,16 @@ describe('ledger.run: behaviour by what is recorded for (partner, key)', () => {
   });
 
   it('keeps amounts exact: numeric in, the same decimal string out', async () => {
-    const s = spec({ amount: '12345678901234567.0123456789' });
-    await ledger.run(s, async () => ({}));
-    const intent = await ledger.get(s.partner, s.key);
-    expect(intent?.amount).to.equal('12345678901234567.0123456789');
+    // Ten decimals are more than any currency's minor unit: only a partner listed in subMinorUnitPartners
+    // may carry them (test/ledger/amounts.test.ts), so this ledger lists one.
+    const subMinor = await testLedger(db.url, { subMinorUnitPartners: ['globex-sms'] });
+    try {
+      const s = spec({ partner: 'globex-sms', amount: '12345678901234567.0123456789', currency: 'USD' });
+      await subMinor.run(s, async () => ({}));
+      const intent = await subMinor.get(s.partner, s.key);
+      expect(intent?.amount).to.equal('12345678901234567.0123456789');
+    } finally {
+      await subMinor.close();
+    }
   });
 });

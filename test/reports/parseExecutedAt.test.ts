@@ -16,6 +16,39 @@ function reason(text: string, format: ExecutedAtFormat): string {
   return result.reason;
 }
 
+/**
+ * Runs `read` as if the clock said `now`, for luxon (`Settings.now`, which luxon reads for "now", and its
+ * per-zone offset guess, cached at the first read of the process) and for the code under test.
+ */
+function atClock<T>(now: Date, read: () => T): T {
+  const saved = Settings.now;
+  Settings.now = () => now.getTime();
+  Settings.resetCaches();
+  try {
+    return read();
+  } finally {
+    Settings.now = saved;
+    Settings.resetCaches();
+  }
+}
+
+/** Summer and winter on both hemispheres, including years when Sao Paulo still had daylight saving time. */
+const CLOCKS = [
+  new Date('2018-07-15T12:00:00Z'),
+  new Date('2019-01-15T12:00:00Z'),
+  new Date('2026-07-15T12:00:00Z'),
+  new Date('2026-12-15T12:00:00Z'),
+];
+
+/**
+ * Luxon's own reading made independent of the clock: the later of its readings with the clock in July and
+ * in December. They differ only in a repeated hour, where the later one is the standard-time occurrence.
+ */
+function luxonLater(texts: string[], read: (text: string) => DateTime): DateTime[] {
+  const [july, december] = [CLOCKS[2], CLOCKS[3]].map((clock) => atClock(clock, () => texts.map(read)));
+  return texts.map((_, i) => (july[i].toMillis() >= december[i].toMillis() ? july[i] : december[i]));
+}
+
 describe('parseExecutedAt', () => {
   describe('with a format', () => {
     it('reads local times in the given zone (Sao Paulo is UTC-3)', () => {
@@ -92,8 +125,8 @@ describe('parseExecutedAt', () => {
       expect(instant('2024-03-10T03:00:00', NY)).to.equal('2024-03-10T07:00:00.000Z');
     });
 
-    it('reads a time in the repeated hour of a backward change with the offset luxon picks', () => {
-      // 01:30 happens twice in New York on 2024-11-03 (EDT then EST); luxon takes the second (EST).
+    it('reads a time in the repeated hour of a backward change as its standard-time occurrence', () => {
+      // 01:30 happens twice in New York on 2024-11-03 (EDT then EST); the second (EST) is taken.
       expect(instant('2024-11-03T01:30:00', NY)).to.equal('2024-11-03T06:30:00.000Z');
     });
 
@@ -119,9 +152,11 @@ describe('parseExecutedAt', () => {
       const start = DateTime.fromISO(from, { zone: 'UTC' });
       // Forwards then backwards, so cached minutes are reused from both sides.
       const forwards = [...Array(20 * 60).keys()];
-      for (const step of [...forwards, ...[...forwards].reverse()]) {
-        const text = start.plus({ seconds: step }).toFormat("yyyy-MM-dd'T'HH:mm:ss");
-        const plain = DateTime.fromISO(text, { zone: timezone });
+      const steps = [...forwards, ...[...forwards].reverse()];
+      const texts = steps.map((step) => start.plus({ seconds: step }).toFormat("yyyy-MM-dd'T'HH:mm:ss"));
+      const plains = luxonLater(texts, (text) => DateTime.fromISO(text, { zone: timezone }));
+      for (const [i, text] of texts.entries()) {
+        const plain = plains[i];
         const result = parseExecutedAt(text, { timezone });
         if (plain.toFormat("yyyy-MM-dd'T'HH:mm:ss") === text) {
           expect(result, `${timezone} ${text}`).to.deep.equal({ ok: true, value: plain.toJSDate() });
@@ -159,11 +194,13 @@ describe('parseExecutedAt', () => {
       for (const [timezone, from] of windows) {
         const start = DateTime.fromISO(from, { zone: 'UTC' });
         const forwards = [...Array(20 * 60).keys()];
-        for (const step of [...forwards, ...[...forwards].reverse()]) {
-          const text = start.plus({ seconds: step }).toFormat('dd/MM/yyyy HH:mm:ss');
+        const steps = [...forwards, ...[...forwards].reverse()];
+        const texts = steps.map((step) => start.plus({ seconds: step }).toFormat('dd/MM/yyyy HH:mm:ss'));
+        const plains = luxonLater(texts, (text) => DateTime.fromFormat(text, FAST, { zone: timezone }));
+        for (const [i, text] of texts.entries()) {
           const { fast, slow } = both(text, timezone);
           expect(fast, `${timezone} ${text}`).to.deep.equal(slow);
-          const plain = DateTime.fromFormat(text, FAST, { zone: timezone });
+          const plain = plains[i];
           if (plain.toFormat(FAST) === text) {
             expect(fast, `${timezone} ${text}`).to.deep.equal({ ok: true, value: plain.toJSDate() });
           } else {
@@ -221,4 +258,139 @@ describe('parseExecutedAt', () => {
       'unknown time zone "Mars/Olympus_Mons"',
     );
   });
+
+  /**
+   * Issue 16, case 4: before this change the repeated hour was read with the offset in force on the day
+   * of the run (luxon's guess from "now", and the fast path's `zone.offset(Settings.now())`), so
+   * `26/10/2025 01:30:00` in Europe/London was 01:30Z with the clock in December and 00:30Z in July: the
+   * July and 2018 clocks below fail on that code.
+   */
+  describe('reads the same instant whenever it runs', () => {
+    const FORMATS: Array<{ name: string; dateFormat?: string; write: (iso: string) => string }> = [
+      {
+        name: 'fixed-width dd/MM/yyyy HH:mm:ss (fast path)',
+        dateFormat: 'dd/MM/yyyy HH:mm:ss',
+        write: fixedWidth,
+      },
+      { name: 'ISO 8601 without offset', write: (iso) => iso },
+      { name: 'MMM d, yyyy h:mm:ss a (luxon tokens)', dateFormat: 'MMM d, yyyy h:mm:ss a', write: american },
+    ];
+    // Local wall clocks (ISO, no offset) and what they must read as in their zone, on every clock.
+    const CASES: Array<{ timezone: string; local: string; expected: string; why: string }> = [
+      {
+        timezone: 'Europe/London',
+        local: '2025-10-26T01:30:00',
+        expected: '2025-10-26T01:30:00.000Z',
+        why: 'repeated: BST then GMT, GMT taken',
+      },
+      {
+        timezone: 'Europe/London',
+        local: '2025-10-26T00:59:59',
+        expected: '2025-10-25T23:59:59.000Z',
+        why: 'before the repeated hour (BST)',
+      },
+      {
+        timezone: 'Europe/London',
+        local: '2025-10-26T02:00:00',
+        expected: '2025-10-26T02:00:00.000Z',
+        why: 'after it (GMT)',
+      },
+      {
+        timezone: 'Europe/London',
+        local: '2025-07-01T12:00:00',
+        expected: '2025-07-01T11:00:00.000Z',
+        why: 'summer (BST)',
+      },
+      {
+        timezone: 'America/Sao_Paulo',
+        local: '2019-02-16T23:30:00',
+        expected: '2019-02-17T02:30:00.000Z',
+        why: 'repeated: -02 then -03, -03 taken',
+      },
+      {
+        timezone: 'America/Sao_Paulo',
+        local: '2019-01-10T12:00:00',
+        expected: '2019-01-10T14:00:00.000Z',
+        why: 'summer time (-02)',
+      },
+      {
+        timezone: 'America/Sao_Paulo',
+        local: '2018-11-04T01:00:00',
+        expected: '2018-11-04T03:00:00.000Z',
+        why: 'right after the gap',
+      },
+      {
+        timezone: 'America/New_York',
+        local: '2024-11-03T01:30:00',
+        expected: '2024-11-03T06:30:00.000Z',
+        why: 'repeated: EDT then EST, EST taken',
+      },
+      {
+        timezone: 'America/New_York',
+        local: '2024-07-04T12:00:00',
+        expected: '2024-07-04T16:00:00.000Z',
+        why: 'summer (EDT)',
+      },
+    ];
+    const GAPS: Array<{ timezone: string; local: string }> = [
+      { timezone: 'Europe/London', local: '2025-03-30T01:30:00' },
+      { timezone: 'America/Sao_Paulo', local: '2018-11-04T00:30:00' },
+      { timezone: 'America/New_York', local: '2024-03-10T02:30:00' },
+    ];
+
+    for (const format of FORMATS) {
+      it(`${format.name}: ambiguous times by one rule (standard time), on every clock`, () => {
+        for (const clock of CLOCKS) {
+          for (const { timezone, local, expected, why } of CASES) {
+            const text = format.write(local);
+            const got = atClock(clock, () => instant(text, { dateFormat: format.dateFormat, timezone }));
+            expect(got, `${timezone} ${text} (${why}) with the clock at ${clock.toISOString()}`).to.equal(
+              expected,
+            );
+          }
+        }
+      });
+
+      it(`${format.name}: a local time in a spring-forward gap is refused, on every clock`, () => {
+        for (const clock of CLOCKS) {
+          for (const { timezone, local } of GAPS) {
+            const text = format.write(local);
+            const why = atClock(clock, () => reason(text, { dateFormat: format.dateFormat, timezone }));
+            expect(why, `${timezone} ${text} at ${clock.toISOString()}`).to.match(/daylight saving gap/);
+          }
+        }
+      });
+    }
+
+    it('honours an offset or a zone written in the row, on every clock', () => {
+      const NY = 'America/New_York';
+      for (const clock of CLOCKS) {
+        atClock(clock, () => {
+          // Both occurrences of London's repeated 01:30, told apart by their offsets.
+          expect(instant('2025-10-26T01:30:00+01:00', { timezone: NY })).to.equal('2025-10-26T00:30:00.000Z');
+          expect(instant('2025-10-26T01:30:00+00:00', { timezone: NY })).to.equal('2025-10-26T01:30:00.000Z');
+          const offsetToken = { dateFormat: 'dd/MM/yyyy HH:mm:ss ZZ', timezone: NY };
+          expect(instant('26/10/2025 01:30:00 +01:00', offsetToken)).to.equal('2025-10-26T00:30:00.000Z');
+          // A zone name in the row wins over the configured zone; its repeated hour follows the same rule.
+          const zoneToken = { dateFormat: 'yyyy-MM-dd HH:mm:ss z', timezone: NY };
+          expect(instant('2025-10-26 01:30:00 Europe/London', zoneToken)).to.equal(
+            '2025-10-26T01:30:00.000Z',
+          );
+          expect(instant('2025-07-01 12:00:00 Europe/London', zoneToken)).to.equal(
+            '2025-07-01T11:00:00.000Z',
+          );
+        });
+      }
+    });
+  });
 });
+
+/** '2025-10-26T01:30:00' as '26/10/2025 01:30:00'. */
+function fixedWidth(iso: string): string {
+  return DateTime.fromISO(iso, { zone: 'UTC' }).toFormat('dd/MM/yyyy HH:mm:ss');
+}
+
+/** '2025-10-26T01:30:00' as 'Oct 26, 2025 1:30:00 AM'. */
+function american(iso: string): string {
+  return DateTime.fromISO(iso, { zone: 'UTC' }).toFormat('MMM d, yyyy h:mm:ss a', { locale: 'en-US' });
+}

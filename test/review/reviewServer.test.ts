@@ -730,3 +730,60 @@ describe('review server: pages, API, sign-in, CSRF and escaping (fastify inject,
     });
   });
 });
+
+// A database of its own: the suite above counts and sorts every discrepancy it holds.
+describe('review server: the run card', () => {
+  const db = useFreshDatabase('review-run-card');
+  let sql: Pool;
+  let app: FastifyInstance;
+  before(async () => {
+    sql = sqlPool(db.url);
+    app = createReviewServer({ pool: sql, token: TOKEN });
+    await app.ready();
+  });
+  after(async () => {
+    await app?.close();
+    await sql?.end();
+  });
+
+  it("shows an abandoned run's status and reason on the run card, escaped (issue 16, case 7)", async () => {
+    // Before migration 0008 the status did not exist and the card showed no reason: this fails there.
+    // A run abandoned after committing can only be one from before 0008 (see abandonStaleRuns).
+    const { rows } = await sql.query<{ id: string }>(
+      `INSERT INTO reconciliation_runs (partner, trigger, source, status, error, started_at, finished_at)
+       VALUES ('dead-pay', 'manual', 'dead.csv', 'abandoned', $1, now() - interval '2 hours', now())
+       RETURNING id`,
+      [`abandoned: started before migration 0008 and never closed <b>${XSS}</b>`],
+    );
+    const id = await raiseDiscrepancy(sql, {
+      kind: 'orphan_partner_record',
+      partner: 'dead-pay',
+      intentId: null,
+      attempt: null,
+      runId: rows[0].id,
+      reference: null,
+      partnerReference: 'NSU-dead',
+      amountAtRisk: '3.00',
+      currency: 'USD',
+      summary: 'raised by a run that died',
+      details: {},
+      dedupeKey: 'abandoned-run-1',
+      actor: 'reconciler',
+    });
+    const login = await app.inject({
+      method: 'POST',
+      url: '/login',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: ORIGIN },
+      payload: form({ token: TOKEN, next: '/' }),
+    });
+    const cookie = cookieOf(login);
+    const page = await app.inject({ method: 'GET', url: `/discrepancies/${id}`, headers: { cookie } });
+    expect(page.statusCode).to.equal(200);
+    expect(page.body).to.contain(`Reconciliation run #${rows[0].id}`);
+    expect(page.body).to.contain('<dt>Status</dt><dd>Abandoned</dd>');
+    expect(page.body).to.contain(
+      '<dt>Why abandoned</dt><dd>abandoned: started before migration 0008 and never closed &lt;b&gt;',
+    );
+    expect(page.body).not.to.contain('<b>');
+  });
+});

@@ -95,6 +95,7 @@ function formatDetail(d: DiscrepancyDetail): string {
     field('status', text(d.run.status));
     field('started', iso(d.run.startedAt));
     field('finished', iso(d.run.finishedAt));
+    if (d.run.error !== null) field('error', text(d.run.error));
   }
 
   lines.push('', 'History (oldest first)');

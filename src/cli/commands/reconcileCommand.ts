@@ -46,7 +46,7 @@ export async function reconcileCommand(args: string[]): Promise<number> {
       if (reports.length === 0)
         console.log(`no report found for ${partner} (source: ${describeSource(config.source)})`);
     }
-    return reports.some((report) => report.status === 'failed') ? 1 : 0;
+    return reports.some((report) => report.status === 'failed' || report.status === 'abandoned') ? 1 : 0;
   } finally {
     progress.finish();
     process.off('SIGINT', onSignal);
