@@ -44,6 +44,7 @@ const DECIDE = `
                  count(*) FILTER (WHERE NOT c.excluded) OVER w AS n_open,
                  count(*) FILTER (WHERE NOT c.excluded AND NOT c.dead) OVER w AS n_live
             FROM rec_candidates c
+            JOIN rec_contested k ON k.line = c.line
           WINDOW w AS (PARTITION BY c.line)) counted`;
 
 /** SQL: candidate columns for row `r` (with `partner_reference` and an `executed_at` expression) and intent `i`. */
@@ -140,13 +141,26 @@ export async function matchReportByAmount(
   return { ...outcome, matched: matched.rowCount ?? 0 };
 }
 
-/** Runs {@link DECIDE} over `rec_candidates` into `rec_match` and `rec_ambiguous`. */
+/**
+ * Runs {@link DECIDE} over `rec_candidates` into `rec_match` and `rec_ambiguous`. Almost every row has one
+ * candidate: those are matched straight from the candidates (a hash anti join against the few contested
+ * lines), and only the rows with several candidates (`rec_contested`) go through the window, so the report
+ * is never sorted by line as a whole.
+ */
 async function decide(db: Queryable): Promise<MatchOutcome> {
   await db.query('ANALYZE rec_candidates');
+  await db.query(
+    `CREATE TEMP TABLE rec_contested ON COMMIT DROP AS
+     SELECT line FROM rec_candidates GROUP BY line HAVING count(*) > 1`,
+  );
+  await db.query('ANALYZE rec_contested');
   await db.query(`CREATE TEMP TABLE rec_decided ON COMMIT DROP AS ${DECIDE}`);
   // No indexes on these two: every later join with them is a hash join.
   const matched = await db.query(
     `CREATE TEMP TABLE rec_match ON COMMIT DROP AS
+     SELECT c.line, c.intent_id FROM rec_candidates c
+      WHERE c.strict AND NOT EXISTS (SELECT 1 FROM rec_contested k WHERE k.line = c.line)
+     UNION ALL
      SELECT line, intent_id FROM rec_decided WHERE choice = 'match' AND strict`,
   );
   await db.query(
