@@ -1,21 +1,22 @@
 import type { Queryable } from '../database/queryable.js';
-import type { RejectedRow } from '../reports/partnerRow.js';
 import type { Coverage } from './coverage.js';
 import { MAX_REPORTED_REJECTIONS } from './reconciliationResult.js';
+import type { RunSettings } from './runSettings.js';
+import type { StageResult } from './stageReport.js';
 
 /**
  * Rows dated outside the period their report declares (a row dated 2062 in a daily file, one an hour after
  * the run began) are the partner's word all the same, but not within what the report vouches for: they
  * are taken out of `rec_staged` into the rejections, reported with their line and the report's time column,
  * and, as every identified rejection, keep the intents they name from being proven absent (`rec_rejected`).
- * They never stretch the coverage. Returns them in line order (the first {@link MAX_REPORTED_REJECTIONS}) and
- * how many there were.
+ * They never stretch the coverage. Their count and the first {@link MAX_REPORTED_REJECTIONS} of them go into
+ * `staged`, in line order with the rejections of the reading.
  */
 export async function rejectOutsideCoverage(
   db: Queryable,
-  coverage: Coverage,
-  timeColumn: string,
-): Promise<{ count: number; rejected: RejectedRow[] }> {
+  input: { coverage: Coverage; settings: RunSettings; staged: StageResult },
+): Promise<void> {
+  const { coverage, staged } = input;
   const outside = await db.query<{ line: number; at: string }>(
     `WITH outside AS (
        DELETE FROM rec_staged
@@ -31,12 +32,21 @@ export async function rejectOutsideCoverage(
     [coverage.from.getTime(), coverage.to.getTime()],
   );
   const period = `${coverage.from.toISOString()} to ${coverage.to.toISOString()}`;
-  return {
-    count: outside.rowCount ?? 0,
-    rejected: outside.rows.slice(0, MAX_REPORTED_REJECTIONS).map((row) => ({
-      line: row.line,
-      field: timeColumn,
-      reason: `executed at ${row.at}, outside the period the report declares it is complete for (${period})`,
-    })),
-  };
+  const field = timeColumnOf(input.settings);
+  const count = outside.rowCount ?? 0;
+  staged.rowsRejected += count;
+  staged.extent.rows -= count;
+  for (const row of outside.rows.slice(0, MAX_REPORTED_REJECTIONS)) {
+    const reason = `executed at ${row.at}, outside the period the report declares it is complete for (${period})`;
+    staged.rejected.push({ line: row.line, field, reason });
+  }
+  staged.rejected.sort((a, b) => a.line - b.line);
+  staged.rejected.length = Math.min(staged.rejected.length, MAX_REPORTED_REJECTIONS);
+}
+
+/** The report's own name for its execution-time column, as rejections name it. */
+function timeColumnOf(settings: RunSettings): string {
+  const source = settings.source;
+  const column = source.type === 'csv' ? source.config.columns.executedAt : source.config.fields.executedAt;
+  return column ?? 'executedAt';
 }

@@ -2,23 +2,19 @@ import { performance } from 'node:perf_hooks';
 import type { Pool, PoolClient } from 'pg';
 import { PartnerApiError } from '../reports/errors/PartnerApiError.js';
 import { ReportFormatError } from '../reports/errors/ReportFormatError.js';
-import type { ReportItem } from '../reports/partnerRow.js';
-import { readApiReport } from '../reports/readApiReport.js';
-import { readCsvReportBatches } from '../reports/readCsvReport.js';
 import type { Logger } from '../shared/logger.js';
+import { decideAbsenceProof } from './absenceProof.js';
 import { applyReport } from './applyReport.js';
 import { fileChecksum, RowChecksum } from './checksum.js';
-import { apiWindow, type Coverage, type CoverageDecision, declaredCoverage } from './coverage.js';
+import { type CoverageDecision, declaredCoverage } from './coverage.js';
 import { RunAbandonedError } from './errors/RunAbandonedError.js';
 import { RunAbortedError } from './errors/RunAbortedError.js';
 import { TooManyRejectedRowsError } from './errors/TooManyRejectedRowsError.js';
-import { judgePlausibility } from './judgePlausibility.js';
-import { lookupStuckIntents } from './lookupStuckIntents.js';
+import { openReportSource } from './openReportSource.js';
 import { prepareReport } from './prepareReport.js';
 import {
   emptyResult,
   MAX_RECORDED_REJECTIONS,
-  MAX_REPORTED_REJECTIONS,
   type ReconciliationResult,
   zeroDiscrepancies,
 } from './reconciliationResult.js';
@@ -29,13 +25,8 @@ import type { RunSettings } from './runSettings.js';
 import { abandonStaleRuns } from './sql/abandonStaleRuns.js';
 import { type FinishedReconciliationRun, finishReconciliationRun } from './sql/finishReconciliationRun.js';
 import { startReconciliationRun } from './sql/startReconciliationRun.js';
-import {
-  createStagingTable,
-  oneByOne,
-  type ReportExtent,
-  type StageResult,
-  stageReport,
-} from './stageReport.js';
+import { type ReportExtent, stageReport } from './stageReport.js';
+import { createStagingTable } from './stagingTables.js';
 
 /**
  * work_mem of a run's transaction: large enough that the sorts and hashes over a whole report stay in memory
@@ -65,17 +56,21 @@ export interface RunContext {
 export type RunTarget = { type: 'csv'; file: string } | { type: 'api' };
 
 /**
- * One run, start to finish:
- * 0. this partner's runs whose heartbeat stopped (their process died) are closed as `abandoned`;
- * 1. the run row is inserted as `running` on its own (committed at once; for a scheduled run this is also
- *    the slot election, and losing it returns `skipped` before anything is read), and its heartbeat is
- *    refreshed every `heartbeatMs` over another pooled connection until the run ends;
- * 2. on ONE connection, in ONE transaction: the report is streamed into a temp table, checked against
- *    maxRejectedRatio, identified, and everything is decided and applied set-based (see applyReport);
- * 3. a succeeded run closes its row in that same transaction and COMMITs (both or neither; if another
- *    process closed the row as abandoned meanwhile, it rolls back instead); a dry run, a failure or an
- *    abort ROLLs BACK: a run applies all of itself or nothing;
- * 4. otherwise the run row is closed with the outcome.
+ * One run, start to finish. The stages, each in its own file; docs/DESIGN.md ("Reconciliation, stage by
+ * stage") lists them with the tables each reads and writes:
+ *
+ *  0. the run row, committed alone (sql/startReconciliationRun.ts: the slot election), its partner's dead
+ *     runs closed first (sql/abandonStaleRuns.ts), a heartbeat while it runs (runHeartbeat.ts);
+ *  1. on ONE connection, in ONE transaction: the staging tables (stagingTables.ts);
+ *  2. the source (openReportSource.ts) and the coverage its delivery declares (coverage.ts);
+ *  3. the report streamed into `rec_staged` (stageReport.ts, copyBatch.ts); rows outside the declared
+ *     period rejected (rejectOutsideCoverage.ts); the run fails above maxRejectedRatio;
+ *  4. matching and identities (prepareReport.ts: matchRows.ts, identifyRows.ts);
+ *  5. whether absence can be proven at all (absenceProof.ts);
+ *  6. deciding and applying, set-based (applyReport.ts: candidates, evidence, records, resolutions, flags);
+ *  7. the run row closed with its outcome inside the transaction, then COMMIT; or ROLLBACK for a dry run, a
+ *     failure or an abort (the row is then closed after it): a run applies all of itself or nothing.
+ *
  * Report problems (ReportFormatError, PartnerApiError, too many rejected rows, abort) end as a `failed`
  * run with the reason in `error`; only a database that cannot record the run at all throws.
  */
@@ -161,41 +156,13 @@ export async function runOnce(
     await createStagingTable(client);
 
     const rowChecksum = target.type === 'api' ? new RowChecksum() : undefined;
-    let window: Coverage | undefined;
-    let items: AsyncIterable<readonly ReportItem[]>;
-    const lookup =
-      target.type === 'api' && settings.source.type === 'api' && settings.source.mode === 'lookup';
-    if (target.type === 'csv' && settings.source.type === 'csv') {
-      items = readCsvReportBatches(target.file, settings.source.config, { timezone: settings.timezone });
-    } else if (settings.source.type === 'api' && lookup) {
-      items = oneByOne(
-        lookupStuckIntents(client, {
-          partner: settings.partner,
-          source: settings.source.config,
-          stuckAfterMs: settings.stuckAfterMs,
-          timezone: settings.timezone,
-          env: context.env,
-          logger: log,
-          signal,
-        }),
-      );
-    } else if (settings.source.type === 'api') {
-      window = await apiWindow(client, settings);
-      items = oneByOne(
-        readApiReport(settings.source.config, {
-          partner: settings.partner,
-          timezone: settings.timezone,
-          env: context.env,
-          logger: log,
-          signal,
-          window,
-        }),
-      );
-    } else {
-      throw new TypeError(
-        `reconciler ${settings.partner}: a file was given for a ${settings.source.type} source`,
-      );
-    }
+    const { items, lookup, window } = await openReportSource(client, {
+      settings,
+      target,
+      env: context.env,
+      logger: log,
+      signal,
+    });
 
     // Decided before a row is read, from what the report's delivery says (invariant 9): lookups have none
     // (each looked-up intent is covered from its attempt's start), listings the window they asked for.
@@ -226,12 +193,7 @@ export async function runOnce(
     );
     if (rowChecksum) report.checksum = rowChecksum.digest();
     if (declared.coverage) {
-      const outside = await rejectOutsideCoverage(client, declared.coverage, timeColumnOf(settings));
-      staged.rowsRejected += outside.count;
-      staged.extent.rows -= outside.count;
-      staged.rejected.push(...outside.rejected);
-      staged.rejected.sort((a, b) => a.line - b.line);
-      staged.rejected.length = Math.min(staged.rejected.length, MAX_REPORTED_REJECTIONS);
+      await rejectOutsideCoverage(client, { coverage: declared.coverage, settings, staged });
       // A report without a single accepted row in its period says nothing about anybody, whatever it declares.
       if (staged.extent.rows === 0) {
         declared = {
@@ -259,34 +221,20 @@ export async function runOnce(
     report.ambiguous = matching.ambiguousRows;
     checkpoint();
 
-    let absenceUnprovable = false;
-    if (rejectionsHideIntents(settings, staged)) {
-      absenceUnprovable = true;
-      const warning =
-        settings.match.by === 'amount'
-          ? `${staged.rowsRejected} rejected rows could be the execution of any intent matched by amount: this run proves no intent absent`
-          : `${staged.rowsUnidentified} rejected rows could not be read far enough to say whose they are: this run proves no intent absent`;
-      report.warnings.push(warning);
+    const proof = await decideAbsenceProof(client, {
+      settings,
+      coverage: declared.coverage,
+      staged,
+      rowsMatching: matching.matched + matching.ambiguousRows,
+    });
+    if (proof.warning) {
+      report.warnings.push(proof.warning);
       log.warn(
         { runId, rowsRejected: staged.rowsRejected, rowsUnidentified: staged.rowsUnidentified },
-        warning,
+        proof.warning,
       );
     }
-    if (declared.coverage && !absenceUnprovable) {
-      const implausible = await judgePlausibility(client, {
-        partner: settings.partner,
-        coverage: declared.coverage,
-        rows: staged.extent.rows,
-        rowsMatching: matching.matched + matching.ambiguousRows,
-        minMatchedShare: settings.minMatchedShare,
-        stuckAfterMs: settings.stuckAfterMs,
-      });
-      if (implausible) {
-        absenceUnprovable = true;
-        report.warnings.push(implausible);
-        log.warn({ runId }, implausible);
-      }
-    }
+    const absenceUnprovable = !proof.possible;
     const outcome = await applyReport(client, {
       settings,
       matched: matching.matched,
@@ -379,24 +327,6 @@ export async function runOnce(
     status: report.status,
   });
   return report;
-}
-
-/** The report's own name for its execution-time column, as rejections name it. */
-function timeColumnOf(settings: RunSettings): string {
-  const source = settings.source;
-  const column = source.type === 'csv' ? source.config.columns.executedAt : source.config.fields.executedAt;
-  return column ?? 'executedAt';
-}
-
-/**
- * Whether the run's rejected records leave every intent's absence unproven: some could not be read far
- * enough to say which intent they are about, or intents are matched by amount and time (which a rejected
- * record's bad amount or time may hide). Identified rejections only shield their own intents (see
- * collectCandidates).
- */
-function rejectionsHideIntents(settings: RunSettings, staged: StageResult): boolean {
-  if (staged.rowsUnidentified > 0) return true;
-  return settings.match.by === 'amount' && staged.rowsRejected > 0;
 }
 
 function describeTarget(context: RunContext, target: RunTarget): string {

@@ -1,0 +1,53 @@
+import type { Queryable } from '../database/queryable.js';
+import type { Coverage } from './coverage.js';
+import { judgePlausibility } from './judgePlausibility.js';
+import type { RunSettings } from './runSettings.js';
+import type { StageResult } from './stageReport.js';
+
+/** Whether this run may prove any intent absent, and if not, why (for the run's warnings). */
+export interface AbsenceProof {
+  /** False: every stuck intent's absence stays unproven in this run, whatever the report lacks. */
+  possible: boolean;
+  warning: string | null;
+}
+
+/**
+ * Stage 7 (docs/DESIGN.md): the run-wide reasons a report may prove nothing absent, once it is staged and
+ * matched. Without a declared coverage there is nothing to decide. Rejected rows that could be anybody's
+ * (too broken to name an intent, or any rejection under amount matching) rule it out; so does a report that
+ * does not look like this partner's (see judgePlausibility). Per-intent reasons (a rejected or ambiguous
+ * row naming it, a near miss) are collectCandidates' business.
+ */
+export async function decideAbsenceProof(
+  db: Queryable,
+  input: {
+    settings: RunSettings;
+    coverage: Coverage | null;
+    staged: StageResult;
+    rowsMatching: number;
+  },
+): Promise<AbsenceProof> {
+  const { settings, staged } = input;
+  if (!input.coverage) return { possible: false, warning: null };
+  if (staged.rowsUnidentified > 0) {
+    return {
+      possible: false,
+      warning: `${staged.rowsUnidentified} rejected rows could not be read far enough to say whose they are: this run proves no intent absent`,
+    };
+  }
+  if (settings.match.by === 'amount' && staged.rowsRejected > 0) {
+    return {
+      possible: false,
+      warning: `${staged.rowsRejected} rejected rows could be the execution of any intent matched by amount: this run proves no intent absent`,
+    };
+  }
+  const implausible = await judgePlausibility(db, {
+    partner: settings.partner,
+    coverage: input.coverage,
+    rows: staged.extent.rows,
+    rowsMatching: input.rowsMatching,
+    minMatchedShare: settings.minMatchedShare,
+    stuckAfterMs: settings.stuckAfterMs,
+  });
+  return implausible ? { possible: false, warning: implausible } : { possible: true, warning: null };
+}
