@@ -83,7 +83,8 @@ export function listPage(view: ListView): string {
   const first = total === 0 ? 0 : parsed.offset + 1;
   const last = parsed.offset + rows.length;
   const pages = Math.max(1, Math.ceil(total / parsed.limit));
-  const exportHref = `/export.csv${query(parsed.params, { page: null })}`;
+  const exportHref = `/export.csv${query(parsed.params, { page: null, separator: null })}`;
+  const exportSemicolonHref = `/export.csv${query(parsed.params, { page: null, separator: 'semicolon' })}`;
   const reportHref = `/report${query(parsed.params, { page: null, sort: null, dir: null })}`;
   const returnTo = query(parsed.params, {});
 
@@ -160,6 +161,7 @@ export function listPage(view: ListView): string {
   <span class="muted">${total} matching</span>
   <span class="spacer"></span>
   <a class="button" href="${exportHref}" download>Export CSV</a>
+  <a class="button" href="${exportSemicolonHref}" download title="For spreadsheets that use a decimal comma">Export CSV (;)</a>
   <a class="button" href="${reportHref}">Report</a>
 </div>
 ${parsed.errors.length ? html`<div class="flash error" role="alert">Ignored part of the filter: ${parsed.errors.join('; ')}</div>` : ''}

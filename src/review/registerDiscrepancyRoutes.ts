@@ -15,7 +15,7 @@ import { reviewDiscrepancies } from '../discrepancies/reviewDiscrepancies.js';
 import { streamDiscrepancies } from '../discrepancies/streamDiscrepancies.js';
 import { summaryData } from '../discrepancies/summaryData.js';
 import { isReviewAction } from '../discrepancies/transitions.js';
-import { writeDiscrepanciesCsv } from '../discrepancies/writeDiscrepanciesCsv.js';
+import { isCsvSeparator, writeDiscrepanciesCsv } from '../discrepancies/writeDiscrepanciesCsv.js';
 import { detailPage } from './detailPage.js';
 import { type FormBody, field, fieldList, formOf } from './httpParsing.js';
 import { listPage } from './listPage.js';
@@ -148,12 +148,18 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
         .code(400)
         .type('text/plain; charset=utf-8')
         .send(`bad filter: ${parsed.errors.join('; ')}\n`);
+    // `?separator=semicolon` for spreadsheets in comma-decimal locales; the same guarantees either way.
+    const separator = field(request.query as FormBody, 'separator') || 'comma';
+    if (!isCsvSeparator(separator))
+      return reply.code(400).type('text/plain; charset=utf-8').send('separator must be comma or semicolon\n');
     const out = new PassThrough();
     const stamp = new Date().toISOString().slice(0, 16).replace(/[-:]/g, '').replace('T', '-');
-    writeDiscrepanciesCsv(streamDiscrepancies(pool, parsed.filter), out).catch((error: unknown) => {
-      request.log.error({ err: error }, 'review: CSV export failed midway');
-      out.destroy(error instanceof Error ? error : new Error(String(error)));
-    });
+    writeDiscrepanciesCsv(streamDiscrepancies(pool, parsed.filter), out, { separator }).catch(
+      (error: unknown) => {
+        request.log.error({ err: error }, 'review: CSV export failed midway');
+        out.destroy(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
     return reply
       .type('text/csv; charset=utf-8')
       .header('content-disposition', `attachment; filename="discrepancies-${stamp}.csv"`)
