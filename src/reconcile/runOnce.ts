@@ -5,7 +5,9 @@ import { ReportFormatError } from '../reports/errors/ReportFormatError.js';
 import type { ReportItem } from '../reports/partnerRow.js';
 import { readApiReport } from '../reports/readApiReport.js';
 import { readCsvReportBatches } from '../reports/readCsvReport.js';
+import { capText } from '../shared/capText.js';
 import type { Logger } from '../shared/logger.js';
+import { withoutCredentials } from '../shared/withoutCredentials.js';
 import { applyReport } from './applyReport.js';
 import { fileChecksum, RowChecksum } from './checksum.js';
 import { type Coverage, configuredCoverage, defaultApiWindow } from './coverage.js';
@@ -223,7 +225,13 @@ export async function runOnce(
     if (expected) log.warn({ runId, error: report.error }, 'reconciliation run failed; nothing applied');
     else
       log.error(
-        { runId, err: { message: errorMessage(error), stack: (error as Error)?.stack } },
+        {
+          runId,
+          err: {
+            message: errorMessage(error),
+            stack: capText(withoutCredentials(String((error as Error)?.stack ?? ''))),
+          },
+        },
         'run failed',
       );
   } finally {
@@ -309,11 +317,12 @@ function rejectionsHideIntents(settings: RunSettings, staged: StageResult): bool
   return settings.match.by === 'amount' && staged.rowsRejected > 0;
 }
 
+/** The run's `source` (stored, logged, printed, shown): an API's address never carries its credentials. */
 function describeTarget(context: RunContext, target: RunTarget): string {
   if (target.type === 'csv') return target.file;
   const source = context.settings.source;
   if (source.type !== 'api') return source.config.path;
-  const base = source.config.baseUrl.replace(/\/+$/, '');
+  const base = withoutCredentials(source.config.baseUrl).replace(/\/+$/, '');
   if (source.mode === 'lookup') return `${base}${source.config.lookup?.path ?? ''}`;
   return `${base}${source.config.path}`;
 }
@@ -330,8 +339,9 @@ function isReportProblem(error: unknown): boolean {
   );
 }
 
+/** The error as stored and logged: no URL credentials, and capped ({@link capText}). */
 function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return capText(withoutCredentials(error instanceof Error ? error.message : String(error)));
 }
 
 /** jsonb and text cannot hold NUL characters. */

@@ -105,6 +105,18 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     }
     headers[config.auth.header] = config.auth.scheme === '' ? token : `${config.auth.scheme} ${token}`;
   }
+  // Credentials in baseUrl (`https://user:pass@host`) are HTTP Basic auth: sent as their header, never in
+  // the address, which ends up in the run's source, logs and errors (all of them strip it anyway).
+  if (parsedBase.username || parsedBase.password) {
+    if (config.auth && config.auth.header.toLowerCase() === 'authorization') {
+      throw configError(
+        'baseUrl carries a user and password and auth sends a token in the Authorization header too: keep ' +
+          'one of them (or send the token in another header with auth.header)',
+      );
+    }
+    const basic = `${decodeURIComponent(parsedBase.username)}:${decodeURIComponent(parsedBase.password)}`;
+    headers.Authorization = `Basic ${Buffer.from(basic).toString('base64')}`;
+  }
 
   /** Partner text quoted in messages: short, on one line, and without the token should it echo it back. */
   const quote = (text: string): string => {
@@ -190,7 +202,7 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     if (status >= 300 && status < 400) {
       // Redirects are not followed: a custom auth header would travel to wherever the partner points.
       return (
-        `answered HTTP ${status} ${where} (a redirect to ${location ? withoutQuery(location) : 'nowhere'}): ` +
+        `answered HTTP ${status} ${where} (a redirect to ${location ? redirectTarget(location, token) : 'nowhere'}): ` +
         'set baseUrl to the final address'
       );
     }
@@ -244,8 +256,11 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     const onCallerAbort = () => controller.abort();
     signal?.addEventListener('abort', onCallerAbort, { once: true });
     try {
+      const bare = new URL(url);
+      bare.username = '';
+      bare.password = '';
       const response = await axios.request<Readable>({
-        url: url.href,
+        url: bare.href,
         method: 'GET',
         headers,
         // Streamed, never buffered by axios: its maxContentLength is checked only once a body has been
@@ -337,6 +352,25 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     badBody,
     configError,
   };
+}
+
+/**
+ * Where a redirect points, safe to quote in an error: origin and path only (no query, no `user:pass@`),
+ * our own token replaced wherever it appears, every path segment long enough to be a credential (signed
+ * download links, tokens in paths: 16 characters or more) shown as `[redacted]`, and 200 characters at most.
+ */
+function redirectTarget(location: string, token: string | undefined): string {
+  const unredacted = token ? location.split(token).join('[redacted]') : location;
+  const bare = withoutQuery(unredacted);
+  const at = bare.indexOf('://');
+  const pathStart = at === -1 ? 0 : bare.indexOf('/', at + 3);
+  const head = pathStart === -1 ? bare : bare.slice(0, pathStart);
+  const path = pathStart === -1 ? '' : bare.slice(pathStart);
+  const safe = `${head}${path
+    .split('/')
+    .map((segment) => (segment.length >= 16 ? '[redacted]' : segment))
+    .join('/')}`;
+  return safe.length > 200 ? `${safe.slice(0, 200)}...` : safe;
 }
 
 /**
