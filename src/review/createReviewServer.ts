@@ -4,7 +4,12 @@
  * handlers below. The pages themselves are drawn by `layout.ts`, `listPage.ts`, `detailPage.ts`,
  * `loginPage.ts` and `messagePage.ts`.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  LogController,
+} from 'fastify';
 import type { Pool } from 'pg';
 import { parseForm } from './httpParsing.js';
 import { messagePage } from './messagePage.js';
@@ -31,6 +36,17 @@ export interface ReviewServerOptions {
   /** Idle time after which a session ends. @default 8 hours */
   sessionTtlMs?: number;
   /**
+   * Absolute lifetime of a session, counted from sign-in: it ends then even if used every minute.
+   * @default 12 hours
+   */
+  sessionMaxLifetimeMs?: number;
+  /**
+   * `Strict-Transport-Security` max-age, sent only on requests that reached a trusted proxy over HTTPS
+   * (`trustProxy` and `X-Forwarded-Proto: https`); `0` sends none.
+   * @default 31536000 (one year)
+   */
+  hstsMaxAgeSeconds?: number;
+  /**
    * Limits guessing the token: after `maxFailures` different wrong tokens (sign-in form and bearer together)
    * from one address within `windowMs`, that address gets 429 with `Retry-After`, its token not even
    * compared, until the oldest failure is `windowMs` old. IPv6 addresses count by /64. Signed-in sessions and
@@ -55,7 +71,7 @@ export function createReviewServer(options: ReviewServerOptions): FastifyInstanc
     throw new TypeError('the review server needs a non-empty token');
   const { pool, token } = options;
   const now = options.now ?? Date.now;
-  const sessions = new SessionStore(options.sessionTtlMs, undefined, now);
+  const sessions = new SessionStore(options.sessionTtlMs, undefined, now, options.sessionMaxLifetimeMs);
   const throttle = new SignInThrottle(options.signInThrottle, now);
   const ctx = createReviewContext({ pool, token, sessions });
 
@@ -63,6 +79,9 @@ export function createReviewServer(options: ReviewServerOptions): FastifyInstanc
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     trustProxy: options.trustProxy ?? false,
     bodyLimit: FORM_BODY_LIMIT,
+    // Fastify's own request lines log the URL with its query string: a mistaken `?token=` would be kept in
+    // the logs. `registerAuth.ts` logs each request by path instead.
+    logController: new LogController({ disableRequestLogging: true }),
   });
 
   app.addContentTypeParser(
@@ -71,7 +90,11 @@ export function createReviewServer(options: ReviewServerOptions): FastifyInstanc
     (_request, body, done) => done(null, parseForm(body as string)),
   );
 
-  registerAuth(app, ctx, { throttle, trustProxy: options.trustProxy ?? false });
+  registerAuth(app, ctx, {
+    throttle,
+    trustProxy: options.trustProxy ?? false,
+    hstsMaxAgeSeconds: options.hstsMaxAgeSeconds ?? 31_536_000,
+  });
   registerDiscrepancyRoutes(app, ctx);
 
   // ---- errors --------------------------------------------------------------------------------------

@@ -32,6 +32,14 @@ export interface AuthOptions {
   throttle: SignInThrottle;
   /** As the server's `trustProxy`: decides which address a wrong token counts against. */
   trustProxy: boolean;
+  /** HSTS max-age for requests a trusted proxy received over HTTPS; 0 for none. */
+  hstsMaxAgeSeconds: number;
+}
+
+/** A request's path without its query string: what logs may keep (a query may hold a mistaken `?token=`). */
+function pathOf(request: FastifyRequest): string {
+  const cut = request.url.indexOf('?');
+  return cut === -1 ? request.url : request.url.slice(0, cut);
 }
 
 /**
@@ -40,11 +48,28 @@ export interface AuthOptions {
  */
 export function registerAuth(app: FastifyInstance, ctx: ReviewContext, options: AuthOptions): void {
   const { token, sessions, auth, viewerOf } = ctx;
-  const { throttle, trustProxy } = options;
+  const { throttle, trustProxy, hstsMaxAgeSeconds } = options;
 
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', async (request, reply, payload) => {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.header(name, value);
+    // Only when a trusted proxy says the browser came over HTTPS: on plain HTTP the header means nothing,
+    // and without trustProxy anybody could send X-Forwarded-Proto.
+    if (trustProxy && request.protocol === 'https' && hstsMaxAgeSeconds > 0)
+      reply.header('strict-transport-security', `max-age=${hstsMaxAgeSeconds}`);
     return payload;
+  });
+
+  // The access log: method, path (never the query string), status and time.
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        path: pathOf(request),
+        statusCode: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
+      'review: request',
+    );
   });
 
   // By matched route, not by raw URL: only the sign-in form and the icon are open to everyone.
@@ -67,7 +92,7 @@ export function registerAuth(app: FastifyInstance, ctx: ReviewContext, options: 
         auth.set(request, { kind: 'bearer' });
         return;
       }
-      request.log.warn({ url: request.url, ip: request.ip }, 'review: wrong bearer token');
+      request.log.warn({ path: pathOf(request), ip: request.ip }, 'review: wrong bearer token');
       // Only a token that was compared is a guess; another scheme or an empty bearer can never get in.
       if (match) recordFailure(request, address, match[1]);
       reply.header('www-authenticate', 'Bearer error="invalid_token"');
@@ -98,7 +123,7 @@ export function registerAuth(app: FastifyInstance, ctx: ReviewContext, options: 
     if (who?.kind === 'bearer') return;
     if (!sameOrigin(request)) {
       request.log.warn(
-        { url: request.url, origin: request.headers.origin },
+        { path: pathOf(request), origin: request.headers.origin },
         'review: cross-origin POST refused',
       );
       return sendForbidden(request, reply, 'This request did not come from the review site.');
@@ -107,7 +132,7 @@ export function registerAuth(app: FastifyInstance, ctx: ReviewContext, options: 
     if (who?.kind !== 'session') return sendUnauthorised(request, reply, 'Sign in first.');
     const given = request.headers['x-csrf-token'] ?? field(request.body as FormBody | undefined, '_csrf');
     if (!secretsMatch(who.session.csrf, Array.isArray(given) ? given[0] : given)) {
-      request.log.warn({ url: request.url }, 'review: POST without a valid CSRF token refused');
+      request.log.warn({ path: pathOf(request) }, 'review: POST without a valid CSRF token refused');
       return sendForbidden(
         request,
         reply,
@@ -126,7 +151,7 @@ export function registerAuth(app: FastifyInstance, ctx: ReviewContext, options: 
   function sendThrottled(request: FastifyRequest, reply: FastifyReply, waitMs: number, next: string) {
     const seconds = Math.ceil(waitMs / 1000);
     request.log.info(
-      { url: request.url, ip: request.ip, retryAfterSeconds: seconds },
+      { path: pathOf(request), ip: request.ip, retryAfterSeconds: seconds },
       'review: sign-in refused, too many wrong tokens from this address',
     );
     reply.code(429).header('retry-after', String(seconds));
@@ -193,7 +218,7 @@ export function registerAuth(app: FastifyInstance, ctx: ReviewContext, options: 
     reply.header(
       'set-cookie',
       serializeSessionCookie(SESSION_COOKIE, session.id, {
-        maxAgeSeconds: sessions.ttlMs / 1000,
+        maxAgeSeconds: Math.floor(Math.min(sessions.ttlMs, sessions.maxLifetimeMs) / 1000),
         secure: request.protocol === 'https',
       }),
     );

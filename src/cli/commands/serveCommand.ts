@@ -6,7 +6,8 @@ import { UsageError } from '../errors/UsageError.js';
 import { openCliDatabase } from '../openCliDatabase.js';
 
 export const serveUsage =
-  'intent-ledger serve [--port 3000] [--host 127.0.0.1]   the finance review page (token: REVIEW_TOKEN or generated)';
+  'intent-ledger serve [--port 3000] [--host 127.0.0.1] [--trust-proxy]   the finance review page ' +
+  '(token: REVIEW_TOKEN or generated)';
 
 /** Shorter tokens are refused: the token is the only thing between the network and the ledger's money data. */
 const MIN_TOKEN_LENGTH = 16;
@@ -36,7 +37,12 @@ export async function serveCommand(args: string[]): Promise<number> {
     },
   });
   const database = await openCliDatabase();
-  const server = createReviewServer({ pool: database.pool, token, logger });
+  const server = createReviewServer({
+    pool: database.pool,
+    token,
+    logger,
+    trustProxy: values['trust-proxy'] === true,
+  });
   try {
     const address = await server.listen({ port, host });
     const url = displayUrl(address, host);
@@ -64,6 +70,8 @@ function parseServeArgs(args: string[]) {
       options: {
         port: { type: 'string', default: '3000' },
         host: { type: 'string', default: '127.0.0.1' },
+        // Behind a TLS-terminating proxy that is the only way in: X-Forwarded-* trusted, HSTS sent.
+        'trust-proxy': { type: 'boolean', default: false },
       },
       strict: true,
       allowPositionals: false,
