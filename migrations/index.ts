@@ -4,6 +4,7 @@ import { PartnerRecordsBulk1000000000003 } from './0003-partner-records-bulk.js'
 import { PartnerRecordsSource1000000000004 } from './0004-partner-records-source.js';
 import { AttemptsWithoutForeignKey1000000000005 } from './0005-attempts-without-foreign-key.js';
 import { CurrentAttemptOnIntent1000000000006 } from './0006-current-attempt-on-intent.js';
+import { ReviewUsers1000000000007 } from './0007-review-users.js';
 
 /** Every migration, in order. A new migration is a new numbered file plus one line here. */
 export const migrations = [
@@ -13,4 +14,5 @@ export const migrations = [
   PartnerRecordsSource1000000000004,
   AttemptsWithoutForeignKey1000000000005,
   CurrentAttemptOnIntent1000000000006,
+  ReviewUsers1000000000007,
 ];

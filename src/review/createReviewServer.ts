@@ -22,17 +22,28 @@ import { SignInThrottle, type SignInThrottleOptions } from './signInThrottle.js'
 export interface ReviewServerOptions {
   /** The ledger's database (`poolOf(dataSource)`). */
   pool: Pool;
-  /** The shared secret: typed into the login form by people, sent as `Authorization: Bearer` by scripts. */
+  /**
+   * `REVIEW_TOKEN`: the bootstrap admin's secret (typed into the login form, or sent as `Authorization:
+   * Bearer` by scripts). People sign in with their personal tokens (`intent-ledger users add`).
+   */
   token: string;
   /** A pino logger for request logs; silent when absent. The token is never logged. */
   logger?: FastifyBaseLogger;
   /**
    * Behind a TLS-terminating proxy: trust `X-Forwarded-Proto`/`-Host` for the same-origin check and the
    * cookie's `Secure` flag; wrong tokens then count against the address the proxy puts last in
-   * `X-Forwarded-For` (the one it saw). Only when the proxy is the only way in.
+   * `X-Forwarded-For` (the one it saw). `true` trusts any peer (only when the proxy is the only way in); a
+   * list of the proxies' IP addresses trusts those alone. Also decides who may send `identityHeader`.
    * @default false
    */
-  trustProxy?: boolean;
+  trustProxy?: boolean | string[];
+  /**
+   * The header an authenticating proxy in front names the signed-in person in (e.g. `X-Forwarded-Email`),
+   * honoured only on requests straight from a `trustProxy` address. The name must be a review user
+   * (`intent-ledger users add`), whose role applies; no token is asked for.
+   * @default undefined (no proxy identity: people sign in with their token)
+   */
+  identityHeader?: string;
   /** Idle time after which a session ends. @default 8 hours */
   sessionTtlMs?: number;
   /**
@@ -93,6 +104,7 @@ export function createReviewServer(options: ReviewServerOptions): FastifyInstanc
   registerAuth(app, ctx, {
     throttle,
     trustProxy: options.trustProxy ?? false,
+    identityHeader: options.identityHeader,
     hstsMaxAgeSeconds: options.hstsMaxAgeSeconds ?? 31_536_000,
   });
   registerDiscrepancyRoutes(app, ctx);

@@ -14,7 +14,7 @@ export interface DetailView {
   detail: DiscrepancyDetail;
   flash: Flash | null;
   /** What the person typed, kept when the action was refused. */
-  form?: { note?: string; by?: string; assignee?: string };
+  form?: { note?: string; assignee?: string };
   now?: Date;
 }
 
@@ -41,16 +41,18 @@ export function detailPage(view: DetailView): string {
   <div><dt>Attempt</dt><dd>${d.attempt ?? '—'}</dd></div>
 </dl>`;
 
-  const actionCard = actions.length
-    ? html`<div class="card actions">
+  const actionCard = !viewer.canDecide
+    ? html`<div class="card"><h2>Decision</h2><p>This discrepancy is ${statusBadge(d.status)}. As a ${viewer.role ?? 'viewer'} you can read and export; a resolver decides.</p></div>`
+    : actions.length
+      ? html`<div class="card actions">
   <h2>Decide</h2>
   <form method="post" action="/discrepancies/${d.id}/review">
     <input type="hidden" name="_csrf" value="${viewer.csrf ?? ''}">
     <label>Note (required) <textarea name="note" placeholder="What was checked, what was decided and why" required>${form.note ?? ''}</textarea></label>
     <div class="row">
-      <label>Your name <input type="text" name="by" value="${form.by ?? viewer.name ?? ''}" required autocomplete="name"></label>
       <label>Assign to (optional) <input type="text" name="assignee" value="${form.assignee ?? ''}"></label>
     </div>
+    <p class="muted small">Recorded as <strong>${viewer.name ?? ''}</strong>.</p>
     <div class="buttons">
       ${actions.map(
         (action) =>
@@ -59,7 +61,7 @@ export function detailPage(view: DetailView): string {
     </div>
   </form>
 </div>`
-    : html`<div class="card"><h2>Decision</h2><p>This discrepancy is ${statusBadge(d.status)}: nothing more to do.</p></div>`;
+      : html`<div class="card"><h2>Decision</h2><p>This discrepancy is ${statusBadge(d.status)}: nothing more to do.</p></div>`;
 
   const history = html`<div class="card">
   <h2>History</h2>

@@ -138,7 +138,6 @@ export function listPage(view: ListView): string {
     <input type="hidden" name="_csrf" value="${viewer.csrf ?? ''}">
     <input type="hidden" name="return" value="${returnTo}">
     <label>Note <input type="text" name="note" size="36" placeholder="what was decided and why" required></label>
-    <label>Your name <input type="text" name="by" value="${viewer.name ?? ''}" size="16" autocomplete="name" required></label>
     <button type="submit" name="action" value="acknowledge">Acknowledge</button>
     <button type="submit" name="action" value="resolve" class="good">Resolve</button>
   </div>`;
@@ -168,7 +167,7 @@ ${parsed.errors.length ? html`<div class="flash error" role="alert">Ignored part
 ${overview}
 ${filters}
 ${
-  rows.length
+  rows.length && viewer.canDecide
     ? html`<form method="post" action="/bulk">${bulk}<div class="tablewrap">${table}</div></form>`
     : html`<div class="tablewrap solo">${table}</div>`
 }

@@ -4,7 +4,7 @@
  * time a handler runs, `registerAuth.ts` has authenticated the request and checked its origin and CSRF token.
  */
 import { PassThrough } from 'node:stream';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { discrepancyJson } from '../discrepancies/discrepanciesJson.js';
 import { isDiscrepancyId } from '../discrepancies/discrepancyIds.js';
 import type { DiscrepancyDetail, ReviewAction } from '../discrepancies/discrepancyTypes.js';
@@ -21,7 +21,7 @@ import { type FormBody, field, fieldList, formOf } from './httpParsing.js';
 import { listPage } from './listPage.js';
 import { messagePage } from './messagePage.js';
 import { partnersWithDiscrepancies } from './partnersWithDiscrepancies.js';
-import type { ReviewContext } from './reviewContext.js';
+import { personOf, type ReviewContext } from './reviewContext.js';
 import { pageOf, parseFilter } from './reviewFilter.js';
 
 const NOTE_MAX = 4000;
@@ -36,7 +36,14 @@ interface Refusal {
 
 /** Registers the discrepancy pages (`/`, `/bulk`, `/discrepancies/...`, `/export.csv`, `/report`) and `/api/`. */
 export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewContext): void {
-  const { pool, viewerOf, takeFlash, setFlash, rememberName, notFoundPage } = ctx;
+  const { pool, viewerOf, takeFlash, setFlash, notFoundPage } = ctx;
+
+  /** Who the history records for a page's decision: the authenticated person, never a typed name. */
+  const deciderOf = (request: FastifyRequest): string => {
+    const who = ctx.auth.get(request);
+    if (!who) throw new Error('review: a decision without an authenticated person');
+    return personOf(who).name;
+  };
 
   // ---- pages ---------------------------------------------------------------------------------------
 
@@ -73,14 +80,13 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
       setFlash(request, { kind: 'error', text: `Select at least one discrepancy to ${action}.` });
       return reply.redirect(back, 303);
     }
-    const input = reviewInput(form);
+    const input = reviewInput(form, deciderOf(request));
     if ('refusal' in input) {
       setFlash(request, { kind: 'error', text: input.refusal.message });
       return reply.redirect(back, 303);
     }
     try {
       const { changed } = await reviewDiscrepancies(pool, ids, action, input);
-      rememberName(request, input.by);
       request.log.info({ action, ids: changed, by: input.by }, 'review: bulk change');
       setFlash(request, {
         kind: 'ok',
@@ -106,7 +112,7 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
     const { id } = request.params;
     const form = formOf(request);
     const action = field(form, 'action');
-    const typed = { note: field(form, 'note'), by: field(form, 'by'), assignee: field(form, 'assignee') };
+    const typed = { note: field(form, 'note'), assignee: field(form, 'assignee') };
     const refuse = async (refusal: Refusal) => {
       const detail = await getDiscrepancy(pool, id);
       if (!detail) return notFoundPage(request, reply);
@@ -125,7 +131,7 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
     if (!isDiscrepancyId(id)) return notFoundPage(request, reply);
     if (!isReviewAction(action))
       return refuse({ status: 400, code: 'BAD_ACTION', message: 'Choose acknowledge, resolve or dismiss.' });
-    const input = reviewInput(form);
+    const input = reviewInput(form, deciderOf(request));
     if ('refusal' in input) return refuse(input.refusal);
     try {
       await reviewDiscrepancies(pool, [id], action, input);
@@ -135,7 +141,6 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
       if (refusal.code === 'DISCREPANCY_NOT_FOUND') return notFoundPage(request, reply);
       return refuse(refusal);
     }
-    rememberName(request, input.by);
     request.log.info({ action, id, by: input.by }, 'review: change');
     setFlash(request, { kind: 'ok', text: `${PAST[action]} by ${input.by}.` });
     return reply.redirect(`/discrepancies/${id}`, 303);
@@ -209,15 +214,23 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
           error: { code: 'BAD_REQUEST', message: 'send a JSON object: { "by": "...", "note": "..." }' },
         });
       const raw = body as Record<string, unknown>;
-      if (typeof raw.by !== 'string' || !raw.by.trim())
+      // A person's own token records the person. REVIEW_TOKEN is shared by scripts: their "by" is required
+      // and recorded as a script's, never as a person who signed in.
+      const who = ctx.auth.get(request);
+      const person = who ? personOf(who) : null;
+      const shared = person?.via === 'review-token' && who?.kind === 'bearer';
+      if (shared && (typeof raw.by !== 'string' || !raw.by.trim()))
         return reply
           .code(400)
           .send({ error: { code: 'ACTOR_REQUIRED', message: '"by" (who is acting) is required' } });
-      const input = reviewInput({
-        note: typeof raw.note === 'string' ? raw.note : '',
-        by: raw.by,
-        assignee: typeof raw.assignee === 'string' ? raw.assignee : '',
-      });
+      const by = shared ? `script:${String(raw.by).trim()} (review token)` : deciderOf(request);
+      const input = reviewInput(
+        {
+          note: typeof raw.note === 'string' ? raw.note : '',
+          assignee: typeof raw.assignee === 'string' ? raw.assignee : '',
+        },
+        by,
+      );
       if ('refusal' in input)
         return reply
           .code(input.refusal.status)
@@ -251,10 +264,13 @@ const PAST: Record<ReviewAction, string> = {
   dismiss: 'Dismissed',
 };
 
-/** The note/by/assignee of a review form or API body, trimmed and bounded. */
-function reviewInput(form: FormBody): { note: string; by: string; assignee?: string } | { refusal: Refusal } {
+/** The note/assignee of a review form or API body, trimmed and bounded, with who decided. */
+function reviewInput(
+  form: FormBody,
+  decider: string,
+): { note: string; by: string; assignee?: string } | { refusal: Refusal } {
   const note = field(form, 'note').trim();
-  const by = field(form, 'by').trim();
+  const by = decider.trim();
   const assignee = field(form, 'assignee').trim();
   if (note.length > NOTE_MAX)
     return {

@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Flash } from './layout.js';
+import type { Person } from './person.js';
 
 /** A signed-in person. Lives only in this process's memory: a restart signs everyone out. */
 export interface ReviewSession {
@@ -10,8 +11,8 @@ export interface ReviewSession {
   expiresAt: number;
   /** Absolute end: when the session ends however busy it is (signing in again starts a new one). */
   readonly endsAt: number;
-  /** "Your name", remembered after the first review action, recorded as `by`. */
-  name: string | null;
+  /** Who signed in: what the history records for their decisions. */
+  readonly person: Person;
   /** A message for the next page, shown once. */
   flash: Flash | null;
 }
@@ -32,7 +33,7 @@ export class SessionStore {
     readonly maxLifetimeMs: number = 12 * 60 * 60 * 1000,
   ) {}
 
-  create(): ReviewSession {
+  create(person: Person): ReviewSession {
     this.prune();
     while (this.sessions.size >= this.maxSessions) {
       const oldest = this.sessions.keys().next().value;
@@ -44,7 +45,7 @@ export class SessionStore {
       csrf: randomToken(),
       expiresAt: this.now() + Math.min(this.ttlMs, this.maxLifetimeMs),
       endsAt: this.now() + this.maxLifetimeMs,
-      name: null,
+      person,
       flash: null,
     };
     this.sessions.set(session.id, session);
@@ -69,6 +70,11 @@ export class SessionStore {
 
   delete(id: string): void {
     this.sessions.delete(id);
+  }
+
+  /** Ends every session of `name` (a revoked person). */
+  deleteAllOf(name: string): void {
+    for (const [id, session] of this.sessions) if (session.person.name === name) this.sessions.delete(id);
   }
 
   get size(): number {
