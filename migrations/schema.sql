@@ -32,6 +32,14 @@ CREATE TABLE discrepancy_history (
   at timestamp with time zone NOT NULL DEFAULT now()
 );
 
+CREATE TABLE discrepancy_proposals (
+  discrepancy_id bigint NOT NULL,
+  action text NOT NULL,
+  proposed_by text NOT NULL,
+  note text NOT NULL,
+  proposed_at timestamp with time zone NOT NULL DEFAULT now()
+);
+
 CREATE TABLE inbox (
   consumer text NOT NULL,
   message_id text NOT NULL,
@@ -140,6 +148,9 @@ ALTER TABLE discrepancies ADD CONSTRAINT discrepancies_run_fk FOREIGN KEY (run_i
 ALTER TABLE discrepancies ADD CONSTRAINT discrepancies_status_check CHECK ((status = ANY (ARRAY['open'::text, 'acknowledged'::text, 'resolved'::text, 'dismissed'::text])));
 ALTER TABLE discrepancy_history ADD CONSTRAINT discrepancy_history_discrepancy_id_fkey FOREIGN KEY (discrepancy_id) REFERENCES discrepancies(id);
 ALTER TABLE discrepancy_history ADD CONSTRAINT discrepancy_history_pkey PRIMARY KEY (id);
+ALTER TABLE discrepancy_proposals ADD CONSTRAINT discrepancy_proposals_action_check CHECK ((action = ANY (ARRAY['resolve'::text, 'dismiss'::text])));
+ALTER TABLE discrepancy_proposals ADD CONSTRAINT discrepancy_proposals_discrepancy_id_fkey FOREIGN KEY (discrepancy_id) REFERENCES discrepancies(id);
+ALTER TABLE discrepancy_proposals ADD CONSTRAINT discrepancy_proposals_pkey PRIMARY KEY (discrepancy_id);
 ALTER TABLE inbox ADD CONSTRAINT inbox_pkey PRIMARY KEY (consumer, message_id);
 ALTER TABLE intent_attempts ADD CONSTRAINT intent_attempts_outcome_check CHECK ((outcome = ANY (ARRAY['completed'::text, 'rejected'::text, 'not_executed'::text, 'unknown'::text])));
 ALTER TABLE intent_attempts ADD CONSTRAINT intent_attempts_pkey PRIMARY KEY (intent_id, attempt);

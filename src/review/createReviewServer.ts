@@ -65,6 +65,13 @@ export interface ReviewServerOptions {
    * @default { maxFailures: 10, windowMs: 15 minutes, maxAddresses: 10000 }
    */
   signInThrottle?: SignInThrottleOptions;
+  /**
+   * Four eyes on big money: resolving or dismissing a discrepancy whose amount at risk (its absolute value,
+   * in its own currency) is above this decimal is a proposal until a second resolver, not the proposer,
+   * approves it; both people and both notes are in the history. Bulk changes refuse such discrepancies.
+   * @default undefined (off: one resolver decides any amount)
+   */
+  approvalThreshold?: string;
   /** The clock for session expiry and the sign-in throttle; tests move it instead of sleeping. @default Date.now */
   now?: () => number;
 }
@@ -84,7 +91,9 @@ export function createReviewServer(options: ReviewServerOptions): FastifyInstanc
   const now = options.now ?? Date.now;
   const sessions = new SessionStore(options.sessionTtlMs, undefined, now, options.sessionMaxLifetimeMs);
   const throttle = new SignInThrottle(options.signInThrottle, now);
-  const ctx = createReviewContext({ pool, token, sessions });
+  if (options.approvalThreshold !== undefined && !/^\d+(\.\d+)?$/.test(options.approvalThreshold))
+    throw new TypeError('approvalThreshold must be a non-negative decimal string such as "10000.00"');
+  const ctx = createReviewContext({ pool, token, sessions, approvalThreshold: options.approvalThreshold });
 
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),

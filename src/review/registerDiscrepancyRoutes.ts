@@ -8,6 +8,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { discrepancyJson } from '../discrepancies/discrepanciesJson.js';
 import { isDiscrepancyId } from '../discrepancies/discrepancyIds.js';
 import type { DiscrepancyDetail, ReviewAction } from '../discrepancies/discrepancyTypes.js';
+import {
+  type ApprovableAction,
+  aboveThreshold,
+  decideProposal,
+  needsApprovalFor,
+  pendingProposal,
+  propose,
+} from '../discrepancies/fourEyes.js';
 import { getDiscrepancy } from '../discrepancies/getDiscrepancy.js';
 import { listDiscrepancies } from '../discrepancies/listDiscrepancies.js';
 import { renderHtmlSummary } from '../discrepancies/renderHtmlSummary.js';
@@ -44,6 +52,12 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
     if (!who) throw new Error('review: a decision without an authenticated person');
     return personOf(who).name;
   };
+
+  /** Four eyes: resolving or dismissing above the threshold is a proposal a second resolver approves. */
+  const needsSecondResolver = async (id: string, action: string): Promise<boolean> =>
+    ctx.approvalThreshold !== undefined &&
+    needsApprovalFor(action) &&
+    (await aboveThreshold(pool, id, ctx.approvalThreshold));
 
   // ---- pages ---------------------------------------------------------------------------------------
 
@@ -85,6 +99,15 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
       setFlash(request, { kind: 'error', text: input.refusal.message });
       return reply.redirect(back, 303);
     }
+    const big = [];
+    for (const id of ids) if (await needsSecondResolver(id, action)) big.push(id);
+    if (big.length) {
+      setFlash(request, {
+        kind: 'error',
+        text: `Nothing was changed. ${big.map((id) => `#${id}`).join(', ')} ${big.length === 1 ? 'is' : 'are'} above the approval threshold: ${action} ${big.length === 1 ? 'it' : 'them'} from ${big.length === 1 ? 'its' : 'their'} page, where a second resolver approves.`,
+      });
+      return reply.redirect(back, 303);
+    }
     try {
       const { changed } = await reviewDiscrepancies(pool, ids, action, input);
       request.log.info({ action, ids: changed, by: input.by }, 'review: bulk change');
@@ -103,9 +126,14 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
   app.get<{ Params: { id: string } }>('/discrepancies/:id', async (request, reply) => {
     const detail = isDiscrepancyId(request.params.id) ? await getDiscrepancy(pool, request.params.id) : null;
     if (!detail) return notFoundPage(request, reply);
-    return reply
-      .type('text/html; charset=utf-8')
-      .send(detailPage({ viewer: viewerOf(request), detail, flash: takeFlash(request) }));
+    return reply.type('text/html; charset=utf-8').send(
+      detailPage({
+        viewer: viewerOf(request),
+        detail,
+        flash: takeFlash(request),
+        proposal: await pendingProposal(pool, detail.id),
+      }),
+    );
   });
 
   app.post<{ Params: { id: string } }>('/discrepancies/:id/review', async (request, reply) => {
@@ -125,6 +153,7 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
             detail,
             flash: { kind: 'error', text: `Nothing was changed. ${refusal.message}` },
             form: typed,
+            proposal: await pendingProposal(pool, detail.id),
           }),
         );
     };
@@ -134,6 +163,15 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
     const input = reviewInput(form, deciderOf(request));
     if ('refusal' in input) return refuse(input.refusal);
     try {
+      if (await needsSecondResolver(id, action)) {
+        await propose(pool, id, action as ApprovableAction, input);
+        request.log.info({ action, id, by: input.by }, 'review: proposal (four eyes)');
+        setFlash(request, {
+          kind: 'ok',
+          text: `Proposed by ${input.by}: the amount is above the approval threshold, so a second resolver must approve it.`,
+        });
+        return reply.redirect(`/discrepancies/${id}`, 303);
+      }
       await reviewDiscrepancies(pool, [id], action, input);
     } catch (error) {
       const refusal = refusalOf(error);
@@ -143,6 +181,49 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
     }
     request.log.info({ action, id, by: input.by }, 'review: change');
     setFlash(request, { kind: 'ok', text: `${PAST[action]} by ${input.by}.` });
+    return reply.redirect(`/discrepancies/${id}`, 303);
+  });
+
+  app.post<{ Params: { id: string } }>('/discrepancies/:id/approval', async (request, reply) => {
+    const { id } = request.params;
+    if (!isDiscrepancyId(id)) return notFoundPage(request, reply);
+    const form = formOf(request);
+    const decision = field(form, 'decision');
+    const input = reviewInput(form, deciderOf(request));
+    const refuse = async (refusal: Refusal) => {
+      const detail = await getDiscrepancy(pool, id);
+      if (!detail) return notFoundPage(request, reply);
+      return reply
+        .code(refusal.status)
+        .type('text/html; charset=utf-8')
+        .send(
+          detailPage({
+            viewer: viewerOf(request),
+            detail,
+            flash: { kind: 'error', text: `Nothing was changed. ${refusal.message}` },
+            proposal: await pendingProposal(pool, id),
+          }),
+        );
+    };
+    if (decision !== 'approve' && decision !== 'reject')
+      return refuse({ status: 400, code: 'BAD_ACTION', message: 'Choose approve or reject.' });
+    if ('refusal' in input) return refuse(input.refusal);
+    try {
+      const action = await decideProposal(pool, id, decision, input);
+      request.log.info({ decision, action, id, by: input.by }, 'review: proposal decided (four eyes)');
+      setFlash(request, {
+        kind: 'ok',
+        text:
+          decision === 'approve'
+            ? `${PAST[action]}: approved by ${input.by}.`
+            : `Proposal to ${action} rejected by ${input.by}.`,
+      });
+    } catch (error) {
+      const refusal = refusalOf(error);
+      if (!refusal) throw error;
+      if (refusal.code === 'NOT_FOUND') return notFoundPage(request, reply);
+      return refuse(refusal);
+    }
     return reply.redirect(`/discrepancies/${id}`, 303);
   });
 
@@ -236,6 +317,11 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
           .code(input.refusal.status)
           .send({ error: { code: input.refusal.code, message: input.refusal.message } });
       try {
+        if (isDiscrepancyId(id) && (await needsSecondResolver(id, action))) {
+          await propose(pool, id, action as ApprovableAction, input);
+          request.log.info({ action, id, by: input.by }, 'review: proposal (four eyes, api)');
+          return reply.code(202).send({ changed: [], awaitingApproval: await pendingProposal(pool, id) });
+        }
         const { changed } = await reviewDiscrepancies(pool, [id], action, input);
         request.log.info({ action, id, by: input.by }, 'review: change (api)');
         const detail = await getDiscrepancy(pool, id);
@@ -308,6 +394,13 @@ function refusalOf(error: unknown): Refusal | null {
     case 'NOTE_REQUIRED':
     case 'ACTOR_REQUIRED':
       return { status: 422, code, message: capitalise(message) };
+    case 'PROPOSAL_PENDING':
+    case 'NO_PROPOSAL':
+    case 'OWN_PROPOSAL':
+    case 'TRANSITION_NOT_ALLOWED':
+      return { status: 409, code, message: capitalise(message) };
+    case 'NOT_FOUND':
+      return { status: 404, code: 'DISCREPANCY_NOT_FOUND', message: capitalise(message) };
     default:
       return null;
   }

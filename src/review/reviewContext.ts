@@ -32,6 +32,8 @@ export interface ReviewContext {
   readonly token: string;
   /** The signed-in people. */
   readonly sessions: SessionStore;
+  /** Above this amount at risk, resolving or dismissing needs a second resolver; undefined: never. */
+  readonly approvalThreshold?: string;
   /** Who made each request, set by the authentication hook; absent on the public routes. */
   readonly auth: WeakMap<FastifyRequest, Auth>;
   /** The person (with the CSRF token forms must carry) or script behind a request. */
@@ -49,8 +51,9 @@ export function createReviewContext(options: {
   pool: Pool;
   token: string;
   sessions: SessionStore;
+  approvalThreshold?: string;
 }): ReviewContext {
-  const { pool, token, sessions } = options;
+  const { pool, token, sessions, approvalThreshold } = options;
   const auth = new WeakMap<FastifyRequest, Auth>();
 
   function viewerOf(request: FastifyRequest): Viewer {
@@ -92,7 +95,7 @@ export function createReviewContext(options: {
       );
   }
 
-  return { pool, token, sessions, auth, viewerOf, takeFlash, setFlash, notFoundPage };
+  return { pool, token, sessions, approvalThreshold, auth, viewerOf, takeFlash, setFlash, notFoundPage };
 }
 
 /** Requests under `/api/` come from scripts: they are answered in JSON, never with a page or a redirect. */

@@ -6,7 +6,8 @@ import { UsageError } from '../errors/UsageError.js';
 import { openCliDatabase } from '../openCliDatabase.js';
 
 export const serveUsage =
-  'intent-ledger serve [--port 3000] [--host 127.0.0.1] [--trust-proxy]   the finance review page ' +
+  'intent-ledger serve [--port 3000] [--host 127.0.0.1] [--trust-proxy] [--approval-threshold AMOUNT]   ' +
+  'the finance review page ' +
   '(token: REVIEW_TOKEN or generated)';
 
 /** Shorter tokens are refused: the token is the only thing between the network and the ledger's money data. */
@@ -36,12 +37,16 @@ export async function serveCommand(args: string[]): Promise<number> {
       censor: '[redacted]',
     },
   });
+  const threshold = values['approval-threshold'];
+  if (threshold !== undefined && !/^\d+(\.\d+)?$/.test(threshold))
+    throw new UsageError(`--approval-threshold must be a decimal amount such as 10000.00 (got ${threshold})`);
   const database = await openCliDatabase();
   const server = createReviewServer({
     pool: database.pool,
     token,
     logger,
     trustProxy: values['trust-proxy'] === true,
+    approvalThreshold: values['approval-threshold'],
   });
   try {
     const address = await server.listen({ port, host });
@@ -72,6 +77,8 @@ function parseServeArgs(args: string[]) {
         host: { type: 'string', default: '127.0.0.1' },
         // Behind a TLS-terminating proxy that is the only way in: X-Forwarded-* trusted, HSTS sent.
         'trust-proxy': { type: 'boolean', default: false },
+        // Four eyes: above this amount at risk, resolving or dismissing needs a second resolver.
+        'approval-threshold': { type: 'string' },
       },
       strict: true,
       allowPositionals: false,
