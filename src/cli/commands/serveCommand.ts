@@ -6,7 +6,8 @@ import { UsageError } from '../errors/UsageError.js';
 import { openCliDatabase } from '../openCliDatabase.js';
 
 export const serveUsage =
-  'intent-ledger serve [--port 3000] [--host 127.0.0.1] [--trust-proxy] [--approval-threshold AMOUNT]   ' +
+  'intent-ledger serve [--port 3000] [--host 127.0.0.1] [--trust-proxy] [--identity-header NAME] ' +
+  '[--approval-threshold AMOUNT]   ' +
   'the finance review page ' +
   '(token: REVIEW_TOKEN or generated)';
 
@@ -37,6 +38,8 @@ export async function serveCommand(args: string[]): Promise<number> {
       censor: '[redacted]',
     },
   });
+  if (values['identity-header'] !== undefined && !values['trust-proxy'])
+    throw new UsageError('--identity-header needs --trust-proxy: only a trusted proxy may name people');
   const threshold = values['approval-threshold'];
   if (threshold !== undefined && !/^\d+(\.\d+)?$/.test(threshold))
     throw new UsageError(`--approval-threshold must be a decimal amount such as 10000.00 (got ${threshold})`);
@@ -47,6 +50,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     logger,
     trustProxy: values['trust-proxy'] === true,
     approvalThreshold: values['approval-threshold'],
+    identityHeader: values['identity-header'],
   });
   try {
     const address = await server.listen({ port, host });
@@ -79,6 +83,8 @@ function parseServeArgs(args: string[]) {
         'trust-proxy': { type: 'boolean', default: false },
         // Four eyes: above this amount at risk, resolving or dismissing needs a second resolver.
         'approval-threshold': { type: 'string' },
+        // An authenticating proxy's header naming the person (honoured only with --trust-proxy).
+        'identity-header': { type: 'string' },
       },
       strict: true,
       allowPositionals: false,
