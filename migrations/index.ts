@@ -4,8 +4,8 @@ import { PartnerRecordsBulk1000000000003 } from './0003-partner-records-bulk.js'
 import { PartnerRecordsSource1000000000004 } from './0004-partner-records-source.js';
 import { AttemptsWithoutForeignKey1000000000005 } from './0005-attempts-without-foreign-key.js';
 import { CurrentAttemptOnIntent1000000000006 } from './0006-current-attempt-on-intent.js';
-import { ReviewUsers1000000000007 } from './0007-review-users.js';
-import { DiscrepancyApprovals1000000000008 } from './0008-discrepancy-approvals.js';
+import { ReviewUsers1000000000009 } from './0009-review-users.js';
+import { DiscrepancyApprovals1000000000010 } from './0010-discrepancy-approvals.js';
 
 /** Every migration, in order. A new migration is a new numbered file plus one line here. */
 export const migrations = [
@@ -15,6 +15,6 @@ export const migrations = [
   PartnerRecordsSource1000000000004,
   AttemptsWithoutForeignKey1000000000005,
   CurrentAttemptOnIntent1000000000006,
-  ReviewUsers1000000000007,
-  DiscrepancyApprovals1000000000008,
+  ReviewUsers1000000000009,
+  DiscrepancyApprovals1000000000010,
 ];

@@ -1,6 +1,6 @@
 /**
  * Four eyes on big money: resolving or dismissing a discrepancy whose amount at risk is above a threshold
- * is first a proposal (table `discrepancy_proposals`, migration 0008), applied only when a second resolver,
+ * is first a proposal (table `discrepancy_proposals`, migration 0010), applied only when a second resolver,
  * not the one who proposed it, approves it. The history keeps the proposal and the approval (or rejection),
  * each with its person and note. The review site applies this when `createReviewServer` gets an
  * `approvalThreshold`.

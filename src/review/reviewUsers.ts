@@ -1,5 +1,5 @@
 /**
- * The review site's people (table `review_users`, migration 0007): who they are, what their role lets
+ * The review site's people (table `review_users`, migration 0009): who they are, what their role lets
  * them do, and their personal tokens, kept only as salted scrypt hashes.
  */
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';

@@ -1,14 +1,14 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * 0008: four eyes on big money. On a review site configured with an approval threshold, resolving or
+ * 0010: four eyes on big money. On a review site configured with an approval threshold, resolving or
  * dismissing a discrepancy whose amount at risk is above it is first a proposal, kept here until a second
  * resolver approves or rejects it (one pending proposal per discrepancy). The history records the proposal,
  * and then the approval or the rejection, each with its person and note; this table only holds what is
  * still waiting, so a row is deleted when it is decided.
  */
-export class DiscrepancyApprovals1000000000008 implements MigrationInterface {
-  name = 'DiscrepancyApprovals1000000000008';
+export class DiscrepancyApprovals1000000000010 implements MigrationInterface {
+  name = 'DiscrepancyApprovals1000000000010';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`

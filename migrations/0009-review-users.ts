@@ -1,15 +1,15 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * 0007: the review site's people. Each has a name (what the history records), a role (`viewer` reads and
+ * 0009: the review site's people. Each has a name (what the history records), a role (`viewer` reads and
  * exports, `resolver` also acknowledges, assigns, resolves and dismisses, `admin` also manages people) and a
  * personal token, stored only as a salted scrypt hash: the token is printed once by `intent-ledger users add`
  * and cannot be read back. `token_id` is the token's public, random prefix, so signing in looks up one row and
  * computes one hash. A revoked person keeps their row (the history names them) but cannot sign in, and their
  * open sessions stop at their next request.
  */
-export class ReviewUsers1000000000007 implements MigrationInterface {
-  name = 'ReviewUsers1000000000007';
+export class ReviewUsers1000000000009 implements MigrationInterface {
+  name = 'ReviewUsers1000000000009';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`
