@@ -6,6 +6,8 @@ import { AttemptsWithoutForeignKey1000000000005 } from './0005-attempts-without-
 import { CurrentAttemptOnIntent1000000000006 } from './0006-current-attempt-on-intent.js';
 import { AmbiguousMatch1000000000007 } from './0007-ambiguous-match.js';
 import { RunHeartbeat1000000000008 } from './0008-run-heartbeat.js';
+import { ReviewUsers1000000000009 } from './0009-review-users.js';
+import { DiscrepancyApprovals1000000000010 } from './0010-discrepancy-approvals.js';
 
 /** Every migration, in order. A new migration is a new numbered file plus one line here. */
 export const migrations = [
@@ -17,4 +19,6 @@ export const migrations = [
   CurrentAttemptOnIntent1000000000006,
   AmbiguousMatch1000000000007,
   RunHeartbeat1000000000008,
+  ReviewUsers1000000000009,
+  DiscrepancyApprovals1000000000010,
 ];

@@ -32,6 +32,14 @@ CREATE TABLE discrepancy_history (
   at timestamp with time zone NOT NULL DEFAULT now()
 );
 
+CREATE TABLE discrepancy_proposals (
+  discrepancy_id bigint NOT NULL,
+  action text NOT NULL,
+  proposed_by text NOT NULL,
+  note text NOT NULL,
+  proposed_at timestamp with time zone NOT NULL DEFAULT now()
+);
+
 CREATE TABLE inbox (
   consumer text NOT NULL,
   message_id text NOT NULL,
@@ -124,6 +132,16 @@ CREATE TABLE reconciliation_runs (
   heartbeat_at timestamp with time zone
 );
 
+CREATE TABLE review_users (
+  name text NOT NULL,
+  role text NOT NULL,
+  token_id text NOT NULL,
+  token_salt bytea NOT NULL,
+  token_hash bytea NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  revoked_at timestamp with time zone
+);
+
 ALTER TABLE discrepancies ADD CONSTRAINT discrepancies_dedupe_key_unique UNIQUE (dedupe_key);
 ALTER TABLE discrepancies ADD CONSTRAINT discrepancies_intent_id_fkey FOREIGN KEY (intent_id) REFERENCES intents(id);
 ALTER TABLE discrepancies ADD CONSTRAINT discrepancies_kind_check CHECK ((kind = ANY (ARRAY['duplicate_execution'::text, 'amount_mismatch'::text, 'currency_mismatch'::text, 'missing_at_partner'::text, 'orphan_partner_record'::text, 'unresolved'::text, 'late_completion'::text, 'ambiguous_match'::text])));
@@ -132,6 +150,9 @@ ALTER TABLE discrepancies ADD CONSTRAINT discrepancies_run_fk FOREIGN KEY (run_i
 ALTER TABLE discrepancies ADD CONSTRAINT discrepancies_status_check CHECK ((status = ANY (ARRAY['open'::text, 'acknowledged'::text, 'resolved'::text, 'dismissed'::text])));
 ALTER TABLE discrepancy_history ADD CONSTRAINT discrepancy_history_discrepancy_id_fkey FOREIGN KEY (discrepancy_id) REFERENCES discrepancies(id);
 ALTER TABLE discrepancy_history ADD CONSTRAINT discrepancy_history_pkey PRIMARY KEY (id);
+ALTER TABLE discrepancy_proposals ADD CONSTRAINT discrepancy_proposals_action_check CHECK ((action = ANY (ARRAY['resolve'::text, 'dismiss'::text])));
+ALTER TABLE discrepancy_proposals ADD CONSTRAINT discrepancy_proposals_discrepancy_id_fkey FOREIGN KEY (discrepancy_id) REFERENCES discrepancies(id);
+ALTER TABLE discrepancy_proposals ADD CONSTRAINT discrepancy_proposals_pkey PRIMARY KEY (discrepancy_id);
 ALTER TABLE inbox ADD CONSTRAINT inbox_pkey PRIMARY KEY (consumer, message_id);
 ALTER TABLE intent_attempts ADD CONSTRAINT intent_attempts_outcome_check CHECK ((outcome = ANY (ARRAY['completed'::text, 'rejected'::text, 'not_executed'::text, 'unknown'::text])));
 ALTER TABLE intent_attempts ADD CONSTRAINT intent_attempts_pkey PRIMARY KEY (intent_id, attempt);
@@ -149,6 +170,10 @@ ALTER TABLE reconciliation_runs ADD CONSTRAINT reconciliation_runs_pkey PRIMARY 
 ALTER TABLE reconciliation_runs ADD CONSTRAINT reconciliation_runs_slot_unique UNIQUE (partner, slot);
 ALTER TABLE reconciliation_runs ADD CONSTRAINT reconciliation_runs_status_check CHECK ((status = ANY (ARRAY['running'::text, 'succeeded'::text, 'failed'::text, 'dry_run'::text, 'skipped'::text, 'abandoned'::text])));
 ALTER TABLE reconciliation_runs ADD CONSTRAINT reconciliation_runs_trigger_check CHECK ((trigger = ANY (ARRAY['schedule'::text, 'manual'::text])));
+ALTER TABLE review_users ADD CONSTRAINT review_users_name_format CHECK ((name ~ '^[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}$'::text));
+ALTER TABLE review_users ADD CONSTRAINT review_users_pkey PRIMARY KEY (name);
+ALTER TABLE review_users ADD CONSTRAINT review_users_role_check CHECK ((role = ANY (ARRAY['viewer'::text, 'resolver'::text, 'admin'::text])));
+ALTER TABLE review_users ADD CONSTRAINT review_users_token_id_unique UNIQUE (token_id);
 
 CREATE INDEX discrepancies_intent ON public.discrepancies USING btree (intent_id) WHERE (intent_id IS NOT NULL);
 CREATE INDEX discrepancies_status_partner ON public.discrepancies USING btree (status, partner, created_at);

@@ -9,6 +9,7 @@ import { purgeCommand, purgeUsage } from './commands/purgeCommand.js';
 import { reconcileCommand, reconcileUsage } from './commands/reconcileCommand.js';
 import { resolveCommand, resolveUsage } from './commands/resolveCommand.js';
 import { serveCommand, serveUsage } from './commands/serveCommand.js';
+import { usersCommand, usersUsage } from './commands/usersCommand.js';
 import { workerCommand, workerUsage } from './commands/workerCommand.js';
 import { UsageError } from './errors/UsageError.js';
 
@@ -24,6 +25,7 @@ const COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; usage
   resolve: { run: resolveCommand, usage: resolveUsage },
   dismiss: { run: dismissCommand, usage: dismissUsage },
   serve: { run: serveCommand, usage: serveUsage },
+  users: { run: usersCommand, usage: usersUsage },
   purge: { run: purgeCommand, usage: purgeUsage },
 };
 

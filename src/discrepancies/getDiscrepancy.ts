@@ -2,6 +2,7 @@ import type { Queryable } from '../database/queryable.js';
 import { getIntentById } from '../ledger/sql/getIntentWithAttempts.js';
 import type { DiscrepancyStatus } from '../shared/status.js';
 import type { Json } from '../shared/types.js';
+import { withoutCredentials } from '../shared/withoutCredentials.js';
 import { isDiscrepancyId } from './discrepancyIds.js';
 import { type DiscrepancyRow, SUMMARY_COLUMNS, toSummary } from './discrepancyRow.js';
 import type {
@@ -94,7 +95,7 @@ async function getPartnerRecords(db: Queryable, ids: readonly string[]): Promise
   );
   return result.rows.map((r) => ({
     id: r.id,
-    source: r.source,
+    source: withoutCredentials(r.source),
     line: r.line,
     reference: r.reference,
     partnerReference: r.partner_reference,
@@ -124,7 +125,7 @@ async function getRun(db: Queryable, runId: string): Promise<RunView | null> {
   return {
     id: r.id,
     partner: r.partner,
-    source: r.source,
+    source: withoutCredentials(r.source),
     status: r.status,
     startedAt: r.started_at,
     finishedAt: r.finished_at,

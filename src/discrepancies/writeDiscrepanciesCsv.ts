@@ -1,8 +1,19 @@
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { stringify } from 'csv-stringify';
-import { amountCell, neutraliseCell } from './csvCells.js';
+import { amountCell, MUST_QUOTE, neutraliseCell } from './csvCells.js';
 import type { DiscrepancySummary } from './discrepancyTypes.js';
+
+/**
+ * The CSV exports' field separators: `comma` (the default) or `semicolon`, which spreadsheets in
+ * comma-decimal locales (pt-BR, de-DE, fr-FR...) expect when they open a file.
+ */
+const CSV_SEPARATORS = { comma: ',', semicolon: ';' } as const;
+export type CsvSeparator = keyof typeof CSV_SEPARATORS;
+
+export function isCsvSeparator(value: unknown): value is CsvSeparator {
+  return typeof value === 'string' && Object.hasOwn(CSV_SEPARATORS, value);
+}
 
 /** Columns of the CSV export, in order; the header row uses these names (same as the JSON keys). */
 export const CSV_COLUMNS = [
@@ -44,11 +55,13 @@ function csvRecord(row: DiscrepancySummary): string[] {
 }
 
 /**
- * Writes discrepancies as CSV that opens correctly in Excel: UTF-8 with a BOM (so accents survive), a
- * header row, CRLF line ends, quoting by csv-stringify, amounts as the exact decimals stored, instants as
- * ISO 8601 UTC. Partner data is untrusted: every free-text cell starting with `=`, `+`, `-`, `@`, tab or
- * carriage return is prefixed with `'` ({@link neutraliseCell}); amounts are plain validated decimals and
- * are written as numbers, so `-5.00` stays `-5.00` ({@link amountCell}).
+ * Writes discrepancies as CSV that opens correctly in Excel and LibreOffice: UTF-8 with a BOM (so accents
+ * survive), a header row, CRLF line ends, `,` or `;` between fields (`separator`, default `comma`),
+ * amounts as the exact decimals stored, instants as ISO 8601 UTC. Partner data is untrusted: in every
+ * free-text cell, the start and every place after a line break, `,` or `;` that begins with a formula
+ * character get a `'` in front ({@link neutraliseCell}); every cell holding a line break (bare LF and CR
+ * included), a quote, `,` or `;` is quoted whichever separator is chosen ({@link MUST_QUOTE}); amounts are
+ * plain validated decimals and are written as numbers, so `-5.00` stays `-5.00` ({@link amountCell}).
  *
  * Streams with backpressure (memory stays flat for millions of rows). Ends `out` unless `end: false` (pass
  * that for `process.stdout`). Calls `onRow` after each row; returns how many rows were written.
@@ -56,7 +69,7 @@ function csvRecord(row: DiscrepancySummary): string[] {
 export async function writeDiscrepanciesCsv(
   rows: AsyncIterable<DiscrepancySummary>,
   out: Writable,
-  options: { end?: boolean; onRow?: (written: number) => void } = {},
+  options: { end?: boolean; onRow?: (written: number) => void; separator?: CsvSeparator } = {},
 ): Promise<number> {
   let written = 0;
   async function* records() {
@@ -71,6 +84,10 @@ export async function writeDiscrepanciesCsv(
     header: true,
     columns: [...CSV_COLUMNS],
     record_delimiter: 'windows',
+    delimiter: CSV_SEPARATORS[options.separator ?? 'comma'],
+    // csv-stringify quotes only cells holding its own record delimiter (CR LF) or separator; a bare LF or
+    // CR, or the other separator, would go out unquoted and start a new row or cell in a spreadsheet.
+    quoted_match: MUST_QUOTE,
   });
   await pipeline(Readable.from(records()), stringifier, out, { end: options.end ?? true });
   return written;

@@ -2,7 +2,9 @@ import { performance } from 'node:perf_hooks';
 import type { Pool, PoolClient } from 'pg';
 import { PartnerApiError } from '../reports/errors/PartnerApiError.js';
 import { ReportFormatError } from '../reports/errors/ReportFormatError.js';
+import { capText } from '../shared/capText.js';
 import type { Logger } from '../shared/logger.js';
+import { withoutCredentials } from '../shared/withoutCredentials.js';
 import { decideAbsenceProof } from './absenceProof.js';
 import { applyReport } from './applyReport.js';
 import { fileChecksum, RowChecksum } from './checksum.js';
@@ -285,7 +287,13 @@ export async function runOnce(
     if (expected) log.warn({ runId, error: report.error }, 'reconciliation run failed; nothing applied');
     else
       log.error(
-        { runId, err: { message: errorMessage(error), stack: (error as Error)?.stack } },
+        {
+          runId,
+          err: {
+            message: errorMessage(error),
+            stack: capText(withoutCredentials(String((error as Error)?.stack ?? ''))),
+          },
+        },
         'run failed',
       );
   } finally {
@@ -329,11 +337,12 @@ export async function runOnce(
   return report;
 }
 
+/** The run's `source` (stored, logged, printed, shown): an API's address never carries its credentials. */
 function describeTarget(context: RunContext, target: RunTarget): string {
   if (target.type === 'csv') return target.file;
   const source = context.settings.source;
   if (source.type !== 'api') return source.config.path;
-  const base = source.config.baseUrl.replace(/\/+$/, '');
+  const base = withoutCredentials(source.config.baseUrl).replace(/\/+$/, '');
   if (source.mode === 'lookup') return `${base}${source.config.lookup?.path ?? ''}`;
   return `${base}${source.config.path}`;
 }
@@ -350,8 +359,9 @@ function isReportProblem(error: unknown): boolean {
   );
 }
 
+/** The error as stored and logged: no URL credentials, and capped ({@link capText}). */
 function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return capText(withoutCredentials(error instanceof Error ? error.message : String(error)));
 }
 
 /** jsonb and text cannot hold NUL characters. */

@@ -94,6 +94,25 @@ export interface ApiSourceConfig {
    * @default 200
    */
   retryBaseMs?: number;
+  /**
+   * Largest answer read from one request, in bytes. The body is streamed and the request aborted as soon
+   * as it grows past this (or at once when `content-length` says it would), so a partner cannot exhaust
+   * the worker's memory; the run then fails with code `body_too_large`.
+   * @default 33554432 (32 MiB)
+   */
+  maxBodyBytes?: number;
+  /**
+   * Most pages read from one listing; a partner that keeps handing out new cursors (or pages) fails the
+   * run with code `too_many_pages` instead of keeping it going forever.
+   * @default 10000
+   */
+  maxPages?: number;
+  /**
+   * Budget for the whole listing, first request to last page: past it, the request in flight is aborted
+   * and the run fails with code `deadline`.
+   * @default 1800000 (30 minutes)
+   */
+  listingTimeoutMs?: number;
   /** Per-intent lookup, for partners without a listing or to double-check a single reference. */
   lookup?: {
     /**
@@ -176,6 +195,9 @@ export interface ResolvedApiSourceConfig {
   timeoutMs: number;
   retries: number;
   retryBaseMs: number;
+  maxBodyBytes: number;
+  maxPages: number;
+  listingTimeoutMs: number;
   lookup: { path: string; itemsField: string } | undefined;
 }
 
@@ -216,6 +238,9 @@ export function resolveApiSourceConfig(config: ApiSourceConfig): ResolvedApiSour
     timeoutMs: config.timeoutMs ?? 10_000,
     retries: config.retries ?? 3,
     retryBaseMs: config.retryBaseMs ?? 200,
+    maxBodyBytes: config.maxBodyBytes ?? 32 * 1024 * 1024,
+    maxPages: config.maxPages ?? 10_000,
+    listingTimeoutMs: config.listingTimeoutMs ?? 30 * 60_000,
     lookup: config.lookup && { path: config.lookup.path, itemsField: config.lookup.itemsField ?? itemsField },
   };
 }

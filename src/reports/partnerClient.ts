@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import axios from 'axios';
 import type { ResolvedApiSourceConfig } from './apiSourceConfig.js';
 import { PartnerApiError, withoutQuery } from './errors/PartnerApiError.js';
@@ -66,13 +67,16 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
       `fields.currency.value "${config.fields.currency.value}" is not a 3-letter ISO 4217 code`,
     );
   }
-  for (const [name, value] of [
-    ['timeoutMs', config.timeoutMs],
-    ['retries', config.retries],
-    ['retryBaseMs', config.retryBaseMs],
+  for (const [name, value, positive] of [
+    ['timeoutMs', config.timeoutMs, true],
+    ['retries', config.retries, false],
+    ['retryBaseMs', config.retryBaseMs, false],
+    ['maxBodyBytes', config.maxBodyBytes, true],
+    ['maxPages', config.maxPages, true],
+    ['listingTimeoutMs', config.listingTimeoutMs, true],
   ] as const) {
-    if (!Number.isInteger(value) || value < 0 || (name === 'timeoutMs' && value === 0)) {
-      throw configError(`${name} must be a ${name === 'timeoutMs' ? 'positive' : 'non-negative'} integer`);
+    if (!Number.isSafeInteger(value) || value < 0 || (positive && value === 0)) {
+      throw configError(`${name} must be a ${positive ? 'positive' : 'non-negative'} integer`);
     }
   }
   let parsedBase: URL | undefined;
@@ -101,6 +105,18 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     }
     headers[config.auth.header] = config.auth.scheme === '' ? token : `${config.auth.scheme} ${token}`;
   }
+  // Credentials in baseUrl (`https://user:pass@host`) are HTTP Basic auth: sent as their header, never in
+  // the address, which ends up in the run's source, logs and errors (all of them strip it anyway).
+  if (parsedBase.username || parsedBase.password) {
+    if (config.auth && config.auth.header.toLowerCase() === 'authorization') {
+      throw configError(
+        'baseUrl carries a user and password and auth sends a token in the Authorization header too: keep ' +
+          'one of them (or send the token in another header with auth.header)',
+      );
+    }
+    const basic = `${decodeURIComponent(parsedBase.username)}:${decodeURIComponent(parsedBase.password)}`;
+    headers.Authorization = `Basic ${Buffer.from(basic).toString('base64')}`;
+  }
 
   /** Partner text quoted in messages: short, on one line, and without the token should it echo it back. */
   const quote = (text: string): string => {
@@ -111,6 +127,13 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
 
   const badBody = (url: URL, what: string, attempts = 1) =>
     new PartnerApiError(`${prefix} ${what}`, { code: 'bad_body', partner, url: url.href, attempts });
+
+  const tooLarge = (url: URL, attempts: number) =>
+    new PartnerApiError(
+      `${prefix} answered more than ${config.maxBodyBytes} bytes in one response (maxBodyBytes): the read ` +
+        'was stopped there; ask for smaller pages (pagination limit or size) or raise maxBodyBytes',
+      { code: 'body_too_large', partner, url: url.href, attempts },
+    );
 
   const aborted = (url: URL, attempts: number) =>
     new PartnerApiError(`${prefix} the read was stopped by its caller`, {
@@ -179,7 +202,7 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     if (status >= 300 && status < 400) {
       // Redirects are not followed: a custom auth header would travel to wherever the partner points.
       return (
-        `answered HTTP ${status} ${where} (a redirect to ${location ? withoutQuery(location) : 'nowhere'}): ` +
+        `answered HTTP ${status} ${where} (a redirect to ${location ? redirectTarget(location, token) : 'nowhere'}): ` +
         'set baseUrl to the final address'
       );
     }
@@ -233,13 +256,16 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     const onCallerAbort = () => controller.abort();
     signal?.addEventListener('abort', onCallerAbort, { once: true });
     try {
-      const response = await axios.request<string>({
-        url: url.href,
+      const bare = new URL(url);
+      bare.username = '';
+      bare.password = '';
+      const response = await axios.request<Readable>({
+        url: bare.href,
         method: 'GET',
         headers,
-        responseType: 'text',
-        // The body is parsed here, keeping numbers exact; axios must not parse it first.
-        transformResponse: [(data: unknown) => data],
+        // Streamed, never buffered by axios: its maxContentLength is checked only once a body has been
+        // buffered whole, and a chunked answer (no content-length) would grow the worker without bound.
+        responseType: 'stream',
         validateStatus: () => true,
         maxRedirects: 0,
         signal: controller.signal,
@@ -248,18 +274,29 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
         const value: unknown = response.headers[name];
         return typeof value === 'string' ? value : undefined;
       };
+      const text = await readCapped(response.data, header('content-length'), config.maxBodyBytes, () =>
+        controller.abort(),
+      );
+      if (text === null) throw tooLarge(url, attempt);
       return {
         status: response.status,
-        text: typeof response.data === 'string' ? response.data : String(response.data ?? ''),
+        text,
         contentType: header('content-type') ?? '',
         location: header('location'),
         retryAfterMs: parseRetryAfter(header('retry-after')),
       };
     } catch (error) {
+      if (error instanceof PartnerApiError) throw error;
       if (signal?.aborted) throw aborted(url, attempt);
       if (timedOut) return { failure: { kind: 'timeout' } };
       // Only the code is kept: axios errors hold the request configuration, headers and token included.
-      const code = axios.isAxiosError(error) ? (error.code ?? 'ERR_UNKNOWN') : 'ERR_UNKNOWN';
+      // A body broken off midway fails in the stream, as a plain Node error with its code.
+      const ownCode = (error as { code?: unknown } | null)?.code;
+      const code = axios.isAxiosError(error)
+        ? (error.code ?? 'ERR_UNKNOWN')
+        : typeof ownCode === 'string'
+          ? ownCode
+          : 'ERR_UNKNOWN';
       if (RETRYABLE_NETWORK_CODES.has(code)) return { failure: { kind: 'network', code } };
       const message = error instanceof Error ? error.message : String(error);
       throw new PartnerApiError(`${prefix} request failed (${code}: ${quote(message)}): check baseUrl`, {
@@ -315,6 +352,56 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     badBody,
     configError,
   };
+}
+
+/**
+ * Where a redirect points, safe to quote in an error: origin and path only (no query, no `user:pass@`),
+ * our own token replaced wherever it appears, every path segment long enough to be a credential (signed
+ * download links, tokens in paths: 16 characters or more) shown as `[redacted]`, and 200 characters at most.
+ */
+function redirectTarget(location: string, token: string | undefined): string {
+  const unredacted = token ? location.split(token).join('[redacted]') : location;
+  const bare = withoutQuery(unredacted);
+  const at = bare.indexOf('://');
+  const pathStart = at === -1 ? 0 : bare.indexOf('/', at + 3);
+  const head = pathStart === -1 ? bare : bare.slice(0, pathStart);
+  const path = pathStart === -1 ? '' : bare.slice(pathStart);
+  const safe = `${head}${path
+    .split('/')
+    .map((segment) => (segment.length >= 16 ? '[redacted]' : segment))
+    .join('/')}`;
+  return safe.length > 200 ? `${safe.slice(0, 200)}...` : safe;
+}
+
+/**
+ * The body as text, or null as soon as it would exceed `maxBytes` (a `content-length` above it is refused
+ * before any byte is read): `stop` then aborts the request, so at most `maxBytes` plus one chunk is ever
+ * held, whatever the partner sends and however it frames it.
+ */
+async function readCapped(
+  body: Readable,
+  contentLength: string | undefined,
+  maxBytes: number,
+  stop: () => void,
+): Promise<string | null> {
+  if (contentLength !== undefined && /^\d+$/.test(contentLength) && Number(contentLength) > maxBytes) {
+    stop();
+    body.destroy();
+    return null;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+    size += buffer.length;
+    if (size > maxBytes) {
+      stop();
+      body.destroy();
+      return null;
+    }
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
 }
 
 /** `Retry-After` as delay-seconds or an HTTP date; undefined when absent or unreadable. */

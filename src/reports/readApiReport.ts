@@ -1,9 +1,14 @@
 import { createHash } from 'node:crypto';
-import { type ApiSourceConfig, type ApiWindow, resolveApiSourceConfig } from './apiSourceConfig.js';
+import {
+  type ApiSourceConfig,
+  type ApiWindow,
+  type ResolvedApiSourceConfig,
+  resolveApiSourceConfig,
+} from './apiSourceConfig.js';
 import { PartnerApiError } from './errors/PartnerApiError.js';
 import { mapApiItem } from './mapApiItem.js';
 import { describe, getPath } from './parseJsonKeepingNumbers.js';
-import { createPartnerClient, itemsOf, joinUrl } from './partnerClient.js';
+import { createPartnerClient, itemsOf, joinUrl, type PartnerClient } from './partnerClient.js';
 import type { ReportItem } from './partnerRow.js';
 
 /**
@@ -18,7 +23,39 @@ export async function* readApiReport(
   options: ApiReadOptions & { window?: ApiWindow },
 ): AsyncGenerator<ReportItem> {
   const resolved = resolveApiSourceConfig(config);
-  const client = createPartnerClient(resolved, options);
+  // One budget for the whole listing: it aborts the request in flight too, like the caller's signal does.
+  const deadline = new AbortController();
+  const deadlineTimer = setTimeout(() => deadline.abort(), resolved.listingTimeoutMs);
+  deadlineTimer.unref();
+  const signal = options.signal ? AbortSignal.any([options.signal, deadline.signal]) : deadline.signal;
+  const client = createPartnerClient(resolved, { ...options, signal });
+  const pastDeadline = (url: string) =>
+    new PartnerApiError(
+      `partner ${options.partner}: the listing took longer than ${resolved.listingTimeoutMs} ms ` +
+        '(listingTimeoutMs) and was stopped: narrow the window, ask for bigger pages or raise listingTimeoutMs',
+      { code: 'deadline', partner: options.partner, url, attempts: 0 },
+    );
+  try {
+    yield* readPages(resolved, client, options, (url) => {
+      if (deadline.signal.aborted) throw pastDeadline(url.href);
+    });
+  } catch (error) {
+    // The deadline aborted the request in flight: the client reports that as `aborted`, which it is not.
+    if (deadline.signal.aborted && !options.signal?.aborted && (error as PartnerApiError).code === 'aborted')
+      throw pastDeadline((error as PartnerApiError).url);
+    throw error;
+  } finally {
+    clearTimeout(deadlineTimer);
+  }
+}
+
+/** The listing itself, page by page, within `resolved.maxPages` (the deadline is {@link readApiReport}'s). */
+async function* readPages(
+  resolved: ResolvedApiSourceConfig,
+  client: PartnerClient,
+  options: ApiReadOptions & { window?: ApiWindow },
+  checkDeadline: (url: URL) => void,
+): AsyncGenerator<ReportItem> {
   if (!resolved.path) {
     throw client.configError('the source has no listing path; set path, or use lookupByReference');
   }
@@ -28,6 +65,19 @@ export async function* readApiReport(
     listing.searchParams.set(resolved.window.fromParam, options.window.from.toISOString());
     listing.searchParams.set(resolved.window.toParam, options.window.to.toISOString());
   }
+
+  /** Before asking for another page: `read` pages so far must leave room, and the deadline must not be past. */
+  const checkPage = (read: number, url: URL) => {
+    checkDeadline(url);
+    if (read >= resolved.maxPages) {
+      throw new PartnerApiError(
+        `partner ${options.partner}: the listing goes on past ${resolved.maxPages} pages (maxPages) and was ` +
+          'stopped: the partner may be handing out endless cursors; narrow the window, ask for bigger pages ' +
+          'or raise maxPages',
+        { code: 'too_many_pages', partner: options.partner, url: url.href, attempts: 0 },
+      );
+    }
+  };
 
   let line = 0;
   const pagination = resolved.pagination;
@@ -50,6 +100,7 @@ export async function* readApiReport(
     for (let pageNumber = 1; ; pageNumber += 1) {
       const where = `at page ${pageNumber}`;
       const url = new URL(listing);
+      checkPage(pageNumber - 1, url);
       if (cursor !== undefined) url.searchParams.set(pagination.cursorParam, cursor);
       const page = await client.getJson(url, where);
       const items = itemsOf(page.body, resolved.itemsField, client, url, where);
@@ -89,6 +140,7 @@ export async function* readApiReport(
   for (let pageNumber = pagination.firstPage; ; pageNumber += 1) {
     const where = `at page ${pageNumber}`;
     const url = new URL(listing);
+    checkPage(pageNumber - pagination.firstPage, url);
     url.searchParams.set(pagination.pageParam, String(pageNumber));
     const page = await client.getJson(url, where);
     const items = itemsOf(page.body, resolved.itemsField, client, url, where);

@@ -4,7 +4,12 @@
  * handlers below. The pages themselves are drawn by `layout.ts`, `listPage.ts`, `detailPage.ts`,
  * `loginPage.ts` and `messagePage.ts`.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  LogController,
+} from 'fastify';
 import type { Pool } from 'pg';
 import { parseForm } from './httpParsing.js';
 import { messagePage } from './messagePage.js';
@@ -17,19 +22,41 @@ import { SignInThrottle, type SignInThrottleOptions } from './signInThrottle.js'
 export interface ReviewServerOptions {
   /** The ledger's database (`poolOf(dataSource)`). */
   pool: Pool;
-  /** The shared secret: typed into the login form by people, sent as `Authorization: Bearer` by scripts. */
+  /**
+   * `REVIEW_TOKEN`: the bootstrap admin's secret (typed into the login form, or sent as `Authorization:
+   * Bearer` by scripts). People sign in with their personal tokens (`intent-ledger users add`).
+   */
   token: string;
   /** A pino logger for request logs; silent when absent. The token is never logged. */
   logger?: FastifyBaseLogger;
   /**
    * Behind a TLS-terminating proxy: trust `X-Forwarded-Proto`/`-Host` for the same-origin check and the
    * cookie's `Secure` flag; wrong tokens then count against the address the proxy puts last in
-   * `X-Forwarded-For` (the one it saw). Only when the proxy is the only way in.
+   * `X-Forwarded-For` (the one it saw). `true` trusts any peer (only when the proxy is the only way in); a
+   * list of the proxies' IP addresses trusts those alone. Also decides who may send `identityHeader`.
    * @default false
    */
-  trustProxy?: boolean;
+  trustProxy?: boolean | string[];
+  /**
+   * The header an authenticating proxy in front names the signed-in person in (e.g. `X-Forwarded-Email`),
+   * honoured only on requests straight from a `trustProxy` address. The name must be a review user
+   * (`intent-ledger users add`), whose role applies; no token is asked for.
+   * @default undefined (no proxy identity: people sign in with their token)
+   */
+  identityHeader?: string;
   /** Idle time after which a session ends. @default 8 hours */
   sessionTtlMs?: number;
+  /**
+   * Absolute lifetime of a session, counted from sign-in: it ends then even if used every minute.
+   * @default 12 hours
+   */
+  sessionMaxLifetimeMs?: number;
+  /**
+   * `Strict-Transport-Security` max-age, sent only on requests that reached a trusted proxy over HTTPS
+   * (`trustProxy` and `X-Forwarded-Proto: https`); `0` sends none.
+   * @default 31536000 (one year)
+   */
+  hstsMaxAgeSeconds?: number;
   /**
    * Limits guessing the token: after `maxFailures` different wrong tokens (sign-in form and bearer together)
    * from one address within `windowMs`, that address gets 429 with `Retry-After`, its token not even
@@ -38,6 +65,13 @@ export interface ReviewServerOptions {
    * @default { maxFailures: 10, windowMs: 15 minutes, maxAddresses: 10000 }
    */
   signInThrottle?: SignInThrottleOptions;
+  /**
+   * Four eyes on big money: resolving or dismissing a discrepancy whose amount at risk (its absolute value,
+   * in its own currency) is above this decimal is a proposal until a second resolver, not the proposer,
+   * approves it; both people and both notes are in the history. Bulk changes refuse such discrepancies.
+   * @default undefined (off: one resolver decides any amount)
+   */
+  approvalThreshold?: string;
   /** The clock for session expiry and the sign-in throttle; tests move it instead of sleeping. @default Date.now */
   now?: () => number;
 }
@@ -55,14 +89,19 @@ export function createReviewServer(options: ReviewServerOptions): FastifyInstanc
     throw new TypeError('the review server needs a non-empty token');
   const { pool, token } = options;
   const now = options.now ?? Date.now;
-  const sessions = new SessionStore(options.sessionTtlMs, undefined, now);
+  const sessions = new SessionStore(options.sessionTtlMs, undefined, now, options.sessionMaxLifetimeMs);
   const throttle = new SignInThrottle(options.signInThrottle, now);
-  const ctx = createReviewContext({ pool, token, sessions });
+  if (options.approvalThreshold !== undefined && !/^\d+(\.\d+)?$/.test(options.approvalThreshold))
+    throw new TypeError('approvalThreshold must be a non-negative decimal string such as "10000.00"');
+  const ctx = createReviewContext({ pool, token, sessions, approvalThreshold: options.approvalThreshold });
 
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     trustProxy: options.trustProxy ?? false,
     bodyLimit: FORM_BODY_LIMIT,
+    // Fastify's own request lines log the URL with its query string: a mistaken `?token=` would be kept in
+    // the logs. `registerAuth.ts` logs each request by path instead.
+    logController: new LogController({ disableRequestLogging: true }),
   });
 
   app.addContentTypeParser(
@@ -71,7 +110,12 @@ export function createReviewServer(options: ReviewServerOptions): FastifyInstanc
     (_request, body, done) => done(null, parseForm(body as string)),
   );
 
-  registerAuth(app, ctx, { throttle, trustProxy: options.trustProxy ?? false });
+  registerAuth(app, ctx, {
+    throttle,
+    trustProxy: options.trustProxy ?? false,
+    identityHeader: options.identityHeader,
+    hstsMaxAgeSeconds: options.hstsMaxAgeSeconds ?? 31_536_000,
+  });
   registerDiscrepancyRoutes(app, ctx);
 
   // ---- errors --------------------------------------------------------------------------------------

@@ -2,7 +2,9 @@
  * One discrepancy's page: its facts, the intent and attempts behind it, the partner's rows, the run that
  * raised it, its history, and the form to decide it (only the actions its status allows).
  */
+
 import type { DiscrepancyDetail, ReviewAction } from '../discrepancies/discrepancyTypes.js';
+import type { Proposal } from '../discrepancies/fourEyes.js';
 import { allowedActions } from '../discrepancies/transitions.js';
 import type { Attempt } from '../shared/types.js';
 import { formatAge, formatInstant, humanise } from './format.js';
@@ -14,8 +16,10 @@ export interface DetailView {
   detail: DiscrepancyDetail;
   flash: Flash | null;
   /** What the person typed, kept when the action was refused. */
-  form?: { note?: string; by?: string; assignee?: string };
+  form?: { note?: string; assignee?: string };
   now?: Date;
+  /** A proposal to resolve or dismiss waiting for a second resolver (four eyes), if any. */
+  proposal?: Proposal | null;
 }
 
 const ACTION_LABEL: Record<ReviewAction, string> = {
@@ -41,16 +45,44 @@ export function detailPage(view: DetailView): string {
   <div><dt>Attempt</dt><dd>${d.attempt ?? '—'}</dd></div>
 </dl>`;
 
-  const actionCard = actions.length
-    ? html`<div class="card actions">
+  const proposal = view.proposal ?? null;
+  const mine = proposal !== null && proposal.proposedBy === viewer.name;
+  const proposalCard = proposal
+    ? html`<div class="card actions proposal">
+  <h2>Waiting for a second resolver</h2>
+  <p><strong class="proposer">${proposal.proposedBy}</strong> proposes to <strong>${proposal.action}</strong> this discrepancy (the amount is above the approval threshold): <span class="proposal-note">${proposal.note}</span></p>
+  ${
+    !viewer.canDecide
+      ? html`<p class="muted">A resolver other than ${proposal.proposedBy} approves or rejects it.</p>`
+      : mine
+        ? html`<p class="muted own">You proposed this: another resolver must approve or reject it.</p>`
+        : html`<form method="post" action="/discrepancies/${d.id}/approval">
+    <input type="hidden" name="_csrf" value="${viewer.csrf ?? ''}">
+    <label>Your note (required) <textarea name="note" placeholder="What you checked before approving" required></textarea></label>
+    <p class="muted small">Recorded as <strong>${viewer.name ?? ''}</strong>.</p>
+    <div class="buttons">
+      <button type="submit" name="decision" value="approve" class="good">Approve ${proposal.action}</button>
+      <button type="submit" name="decision" value="reject">Reject</button>
+    </div>
+  </form>`
+  }
+</div>`
+    : null;
+
+  const actionCard = proposalCard
+    ? proposalCard
+    : !viewer.canDecide
+      ? html`<div class="card"><h2>Decision</h2><p>This discrepancy is ${statusBadge(d.status)}. As a ${viewer.role ?? 'viewer'} you can read and export; a resolver decides.</p></div>`
+      : actions.length
+        ? html`<div class="card actions">
   <h2>Decide</h2>
   <form method="post" action="/discrepancies/${d.id}/review">
     <input type="hidden" name="_csrf" value="${viewer.csrf ?? ''}">
     <label>Note (required) <textarea name="note" placeholder="What was checked, what was decided and why" required>${form.note ?? ''}</textarea></label>
     <div class="row">
-      <label>Your name <input type="text" name="by" value="${form.by ?? viewer.name ?? ''}" required autocomplete="name"></label>
       <label>Assign to (optional) <input type="text" name="assignee" value="${form.assignee ?? ''}"></label>
     </div>
+    <p class="muted small">Recorded as <strong>${viewer.name ?? ''}</strong>.</p>
     <div class="buttons">
       ${actions.map(
         (action) =>
@@ -59,7 +91,7 @@ export function detailPage(view: DetailView): string {
     </div>
   </form>
 </div>`
-    : html`<div class="card"><h2>Decision</h2><p>This discrepancy is ${statusBadge(d.status)}: nothing more to do.</p></div>`;
+        : html`<div class="card"><h2>Decision</h2><p>This discrepancy is ${statusBadge(d.status)}: nothing more to do.</p></div>`;
 
   const history = html`<div class="card">
   <h2>History</h2>

@@ -16,9 +16,13 @@ export interface Flash {
 /** Who is looking: a signed-in person (with the CSRF token forms must carry) or a script (Bearer). */
 export interface Viewer {
   csrf: string | null;
+  /** The authenticated person's name (what the history records for them). */
   name: string | null;
+  role?: string;
   /** Signed in through the login form (shows "Sign out"). */
   session: boolean;
+  /** A resolver or admin: the review forms are shown (the server refuses changes from anyone else anyway). */
+  canDecide: boolean;
 }
 
 const STYLE = trusted(`
@@ -142,7 +146,7 @@ export function layout(options: {
         <a href="/report" class="${options.active === 'report' ? 'on' : ''}">Report</a>
       </nav>
       <div class="who">
-        ${viewer.name ? html`<span>Signed in as <strong>${viewer.name}</strong></span>` : ''}
+        ${viewer.name ? html`<span>Signed in as <strong class="who">${viewer.name}</strong>${viewer.role ? html` <span class="role">(${viewer.role})</span>` : ''}</span>` : ''}
         ${
           viewer.session
             ? html`<form method="post" action="/logout">

@@ -83,7 +83,8 @@ export function listPage(view: ListView): string {
   const first = total === 0 ? 0 : parsed.offset + 1;
   const last = parsed.offset + rows.length;
   const pages = Math.max(1, Math.ceil(total / parsed.limit));
-  const exportHref = `/export.csv${query(parsed.params, { page: null })}`;
+  const exportHref = `/export.csv${query(parsed.params, { page: null, separator: null })}`;
+  const exportSemicolonHref = `/export.csv${query(parsed.params, { page: null, separator: 'semicolon' })}`;
   const reportHref = `/report${query(parsed.params, { page: null, sort: null, dir: null })}`;
   const returnTo = query(parsed.params, {});
 
@@ -137,7 +138,6 @@ export function listPage(view: ListView): string {
     <input type="hidden" name="_csrf" value="${viewer.csrf ?? ''}">
     <input type="hidden" name="return" value="${returnTo}">
     <label>Note <input type="text" name="note" size="36" placeholder="what was decided and why" required></label>
-    <label>Your name <input type="text" name="by" value="${viewer.name ?? ''}" size="16" autocomplete="name" required></label>
     <button type="submit" name="action" value="acknowledge">Acknowledge</button>
     <button type="submit" name="action" value="resolve" class="good">Resolve</button>
   </div>`;
@@ -160,13 +160,14 @@ export function listPage(view: ListView): string {
   <span class="muted">${total} matching</span>
   <span class="spacer"></span>
   <a class="button" href="${exportHref}" download>Export CSV</a>
+  <a class="button" href="${exportSemicolonHref}" download title="For spreadsheets that use a decimal comma">Export CSV (;)</a>
   <a class="button" href="${reportHref}">Report</a>
 </div>
 ${parsed.errors.length ? html`<div class="flash error" role="alert">Ignored part of the filter: ${parsed.errors.join('; ')}</div>` : ''}
 ${overview}
 ${filters}
 ${
-  rows.length
+  rows.length && viewer.canDecide
     ? html`<form method="post" action="/bulk">${bulk}<div class="tablewrap">${table}</div></form>`
     : html`<div class="tablewrap solo">${table}</div>`
 }

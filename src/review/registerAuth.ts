@@ -5,11 +5,14 @@
  * on wrong tokens per address (`signInThrottle.ts`). `createReviewServer` registers this before any other
  * route group.
  */
+import { createHmac, randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type FormBody, field, formOf, parseCookies, serializeSessionCookie } from './httpParsing.js';
 import { loginPage, logoutPage } from './loginPage.js';
 import { messagePage } from './messagePage.js';
-import { isApi, type ReviewContext } from './reviewContext.js';
+import { type Person, reviewTokenAdmin } from './person.js';
+import { isApi, personOf, type ReviewContext } from './reviewContext.js';
+import { activeRole, mayDecide, personOfToken } from './reviewUsers.js';
 import { secretsMatch } from './sessions.js';
 import { clientAddressOf, type SignInThrottle } from './signInThrottle.js';
 
@@ -30,8 +33,21 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 export interface AuthOptions {
   /** Counts wrong tokens (form and bearer) per address and refuses an address past its limit. */
   throttle: SignInThrottle;
-  /** As the server's `trustProxy`: decides which address a wrong token counts against. */
-  trustProxy: boolean;
+  /**
+   * As the server's `trustProxy`: decides which address a wrong token counts against, and which peers may
+   * name people with `identityHeader`.
+   */
+  trustProxy: boolean | string[];
+  /** The request header an authenticating proxy names the person in (lower case), e.g. `x-forwarded-email`. */
+  identityHeader?: string;
+  /** HSTS max-age for requests a trusted proxy received over HTTPS; 0 for none. */
+  hstsMaxAgeSeconds: number;
+}
+
+/** A request's path without its query string: what logs may keep (a query may hold a mistaken `?token=`). */
+function pathOf(request: FastifyRequest): string {
+  const cut = request.url.indexOf('?');
+  return cut === -1 ? request.url : request.url.slice(0, cut);
 }
 
 /**
@@ -40,11 +56,29 @@ export interface AuthOptions {
  */
 export function registerAuth(app: FastifyInstance, ctx: ReviewContext, options: AuthOptions): void {
   const { token, sessions, auth, viewerOf } = ctx;
-  const { throttle, trustProxy } = options;
+  const { throttle, trustProxy, hstsMaxAgeSeconds } = options;
+  const identityHeader = options.identityHeader?.toLowerCase();
 
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', async (request, reply, payload) => {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.header(name, value);
+    // Only when a trusted proxy says the browser came over HTTPS: on plain HTTP the header means nothing,
+    // and without trustProxy anybody could send X-Forwarded-Proto.
+    if (trustProxy && request.protocol === 'https' && hstsMaxAgeSeconds > 0)
+      reply.header('strict-transport-security', `max-age=${hstsMaxAgeSeconds}`);
     return payload;
+  });
+
+  // The access log: method, path (never the query string), status and time.
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        path: pathOf(request),
+        statusCode: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
+      'review: request',
+    );
   });
 
   // By matched route, not by raw URL: only the sign-in form and the icon are open to everyone.
@@ -53,7 +87,15 @@ export function registerAuth(app: FastifyInstance, ctx: ReviewContext, options: 
     return route === '/login' || route === '/favicon.ico';
   };
 
-  // 1. Authentication: bearer token (scripts) or session cookie (people); nothing else gets in.
+  /** The person a token belongs to: `REVIEW_TOKEN` (the bootstrap admin), a personal token, or nobody. */
+  async function personOfAnyToken(given: string): Promise<Person | null> {
+    if (secretsMatch(token, given)) return reviewTokenAdmin();
+    const found = await personOfToken(ctx.pool, given);
+    return found && { ...found, via: 'token' };
+  }
+
+  // 1. Authentication: a bearer token (scripts and people), a session cookie (people), or the identity an
+  // authenticating proxy in front vouches for; nothing else gets in.
   app.addHook('onRequest', async (request, reply) => {
     if (isPublic(request)) return;
     const header = request.headers.authorization;
@@ -63,26 +105,96 @@ export function registerAuth(app: FastifyInstance, ctx: ReviewContext, options: 
       const wait = throttle.retryAfterMs(address);
       if (wait > 0) return sendThrottled(request, reply, wait, '/');
       const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-      if (match && secretsMatch(token, match[1])) {
-        auth.set(request, { kind: 'bearer' });
+      const person = match ? await personOfAnyToken(match[1]) : null;
+      if (person) {
+        auth.set(request, { kind: 'bearer', person });
         return;
       }
-      request.log.warn({ url: request.url, ip: request.ip }, 'review: wrong bearer token');
+      request.log.warn({ path: pathOf(request), ip: request.ip }, 'review: wrong bearer token');
       // Only a token that was compared is a guess; another scheme or an empty bearer can never get in.
       if (match) recordFailure(request, address, match[1]);
       reply.header('www-authenticate', 'Bearer error="invalid_token"');
       return sendUnauthorised(request, reply, 'The bearer token is not valid.');
     }
+    const named = identityHeader ? request.headers[identityHeader] : undefined;
+    if (typeof named === 'string' && named !== '' && fromTrustedProxy(request)) {
+      const role = await activeRole(ctx.pool, named);
+      if (!role) {
+        request.log.warn(
+          { path: pathOf(request) },
+          'review: the proxy named someone who is not a review user',
+        );
+        return sendForbidden(
+          request,
+          reply,
+          'You are not a user of the review site. Ask an admin to add you.',
+        );
+      }
+      auth.set(request, {
+        kind: 'proxy',
+        person: { name: named, role, via: 'proxy' },
+        csrf: proxyCsrf(named),
+      });
+      return;
+    }
     const session = sessions.get(parseCookies(request.headers.cookie).get(SESSION_COOKIE));
     if (session) {
-      auth.set(request, { kind: 'session', session });
-      return;
+      // A revoked person's session ends at once; a changed role applies at once.
+      if (session.person.via !== 'review-token') {
+        const role = await activeRole(ctx.pool, session.person.name);
+        if (!role) sessions.deleteAllOf(session.person.name);
+        else session.person.role = role;
+      }
+      if (sessions.get(session.id)) {
+        auth.set(request, { kind: 'session', session });
+        return;
+      }
     }
     if ((request.method === 'GET' || request.method === 'HEAD') && !isApi(request)) {
       return reply.redirect(`/login?next=${encodeURIComponent(request.url)}`, 303);
     }
     reply.header('www-authenticate', 'Bearer');
     return sendUnauthorised(request, reply, 'Sign in first.');
+  });
+
+  /**
+   * The CSRF token of a person the proxy names: the browser sends the proxy's credential with every request,
+   * so their forms need one too, but there is no session to keep it in. An HMAC of the name under a key of
+   * this process: the same on every page, worthless to anyone who cannot read our pages.
+   */
+  const proxyCsrfKey = randomBytes(32);
+  const proxyCsrf = (name: string) => createHmac('sha256', proxyCsrfKey).update(name).digest('base64url');
+
+  /**
+   * Whether the request came straight from a proxy trusted to name people: `trustProxy` is on and the TCP
+   * peer is one of its addresses (any, when `trustProxy` is `true`). Anyone else sending the header is
+   * ignored, as if it were absent.
+   */
+  function fromTrustedProxy(request: FastifyRequest): boolean {
+    if (trustProxy === false) return false;
+    if (trustProxy === true) return true;
+    const peer = request.socket.remoteAddress ?? '';
+    return trustProxy.some((address) => address === peer || `::ffff:${address}` === peer);
+  }
+
+  // 1b. Roles: only resolvers and admins change anything (signing out aside).
+  app.addHook('preHandler', async (request, reply) => {
+    if (request.method === 'GET' || request.method === 'HEAD' || isPublic(request)) return;
+    if (request.routeOptions.url === '/logout') return;
+    const who = auth.get(request);
+    if (!who) return;
+    const person = personOf(who);
+    if (!mayDecide(person.role)) {
+      request.log.warn(
+        { path: pathOf(request), who: person.name },
+        'review: a viewer tried to change something',
+      );
+      return sendForbidden(
+        request,
+        reply,
+        `As a ${person.role} you can read and export, not change anything. Ask an admin for the resolver role.`,
+      );
+    }
   });
 
   // 2. Cross-site request forgery: every POST from a browser must come from our own pages.
@@ -98,16 +210,18 @@ export function registerAuth(app: FastifyInstance, ctx: ReviewContext, options: 
     if (who?.kind === 'bearer') return;
     if (!sameOrigin(request)) {
       request.log.warn(
-        { url: request.url, origin: request.headers.origin },
+        { path: pathOf(request), origin: request.headers.origin },
         'review: cross-origin POST refused',
       );
       return sendForbidden(request, reply, 'This request did not come from the review site.');
     }
     if (isPublic(request)) return; // the login form: there is no session to hold a CSRF token yet
-    if (who?.kind !== 'session') return sendUnauthorised(request, reply, 'Sign in first.');
+    if (who?.kind !== 'session' && who?.kind !== 'proxy')
+      return sendUnauthorised(request, reply, 'Sign in first.');
+    const expected = who.kind === 'session' ? who.session.csrf : who.csrf;
     const given = request.headers['x-csrf-token'] ?? field(request.body as FormBody | undefined, '_csrf');
-    if (!secretsMatch(who.session.csrf, Array.isArray(given) ? given[0] : given)) {
-      request.log.warn({ url: request.url }, 'review: POST without a valid CSRF token refused');
+    if (!secretsMatch(expected, Array.isArray(given) ? given[0] : given)) {
+      request.log.warn({ path: pathOf(request) }, 'review: POST without a valid CSRF token refused');
       return sendForbidden(
         request,
         reply,
@@ -126,7 +240,7 @@ export function registerAuth(app: FastifyInstance, ctx: ReviewContext, options: 
   function sendThrottled(request: FastifyRequest, reply: FastifyReply, waitMs: number, next: string) {
     const seconds = Math.ceil(waitMs / 1000);
     request.log.info(
-      { url: request.url, ip: request.ip, retryAfterSeconds: seconds },
+      { path: pathOf(request), ip: request.ip, retryAfterSeconds: seconds },
       'review: sign-in refused, too many wrong tokens from this address',
     );
     reply.code(429).header('retry-after', String(seconds));
@@ -178,7 +292,8 @@ export function registerAuth(app: FastifyInstance, ctx: ReviewContext, options: 
     const wait = throttle.retryAfterMs(address);
     if (wait > 0) return sendThrottled(request, reply, wait, next);
     const given = field(form, 'token');
-    if (!secretsMatch(token, given)) {
+    const person = given ? await personOfAnyToken(given) : null;
+    if (!person) {
       request.log.warn({ ip: request.ip }, 'review: sign-in with a wrong token');
       if (given) recordFailure(request, address, given);
       return reply
@@ -189,15 +304,15 @@ export function registerAuth(app: FastifyInstance, ctx: ReviewContext, options: 
     // A fresh id on every sign-in: an id planted before sign-in (session fixation) is worth nothing.
     const previous = parseCookies(request.headers.cookie).get(SESSION_COOKIE);
     if (previous) sessions.delete(previous);
-    const session = sessions.create();
+    const session = sessions.create(person);
     reply.header(
       'set-cookie',
       serializeSessionCookie(SESSION_COOKIE, session.id, {
-        maxAgeSeconds: sessions.ttlMs / 1000,
+        maxAgeSeconds: Math.floor(Math.min(sessions.ttlMs, sessions.maxLifetimeMs) / 1000),
         secure: request.protocol === 'https',
       }),
     );
-    request.log.info({ ip: request.ip }, 'review: signed in');
+    request.log.info({ ip: request.ip, who: person.name }, 'review: signed in');
     return reply.redirect(next, 303);
   });
 

@@ -4,10 +4,18 @@
  * time a handler runs, `registerAuth.ts` has authenticated the request and checked its origin and CSRF token.
  */
 import { PassThrough } from 'node:stream';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { discrepancyJson } from '../discrepancies/discrepanciesJson.js';
 import { isDiscrepancyId } from '../discrepancies/discrepancyIds.js';
 import type { DiscrepancyDetail, ReviewAction } from '../discrepancies/discrepancyTypes.js';
+import {
+  type ApprovableAction,
+  aboveThreshold,
+  decideProposal,
+  needsApprovalFor,
+  pendingProposal,
+  propose,
+} from '../discrepancies/fourEyes.js';
 import { getDiscrepancy } from '../discrepancies/getDiscrepancy.js';
 import { listDiscrepancies } from '../discrepancies/listDiscrepancies.js';
 import { renderHtmlSummary } from '../discrepancies/renderHtmlSummary.js';
@@ -15,13 +23,13 @@ import { reviewDiscrepancies } from '../discrepancies/reviewDiscrepancies.js';
 import { streamDiscrepancies } from '../discrepancies/streamDiscrepancies.js';
 import { summaryData } from '../discrepancies/summaryData.js';
 import { isReviewAction } from '../discrepancies/transitions.js';
-import { writeDiscrepanciesCsv } from '../discrepancies/writeDiscrepanciesCsv.js';
+import { isCsvSeparator, writeDiscrepanciesCsv } from '../discrepancies/writeDiscrepanciesCsv.js';
 import { detailPage } from './detailPage.js';
 import { type FormBody, field, fieldList, formOf } from './httpParsing.js';
 import { listPage } from './listPage.js';
 import { messagePage } from './messagePage.js';
 import { partnersWithDiscrepancies } from './partnersWithDiscrepancies.js';
-import type { ReviewContext } from './reviewContext.js';
+import { personOf, type ReviewContext } from './reviewContext.js';
 import { pageOf, parseFilter } from './reviewFilter.js';
 
 const NOTE_MAX = 4000;
@@ -36,7 +44,20 @@ interface Refusal {
 
 /** Registers the discrepancy pages (`/`, `/bulk`, `/discrepancies/...`, `/export.csv`, `/report`) and `/api/`. */
 export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewContext): void {
-  const { pool, viewerOf, takeFlash, setFlash, rememberName, notFoundPage } = ctx;
+  const { pool, viewerOf, takeFlash, setFlash, notFoundPage } = ctx;
+
+  /** Who the history records for a page's decision: the authenticated person, never a typed name. */
+  const deciderOf = (request: FastifyRequest): string => {
+    const who = ctx.auth.get(request);
+    if (!who) throw new Error('review: a decision without an authenticated person');
+    return personOf(who).name;
+  };
+
+  /** Four eyes: resolving or dismissing above the threshold is a proposal a second resolver approves. */
+  const needsSecondResolver = async (id: string, action: string): Promise<boolean> =>
+    ctx.approvalThreshold !== undefined &&
+    needsApprovalFor(action) &&
+    (await aboveThreshold(pool, id, ctx.approvalThreshold));
 
   // ---- pages ---------------------------------------------------------------------------------------
 
@@ -73,14 +94,22 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
       setFlash(request, { kind: 'error', text: `Select at least one discrepancy to ${action}.` });
       return reply.redirect(back, 303);
     }
-    const input = reviewInput(form);
+    const input = reviewInput(form, deciderOf(request));
     if ('refusal' in input) {
       setFlash(request, { kind: 'error', text: input.refusal.message });
       return reply.redirect(back, 303);
     }
+    const big = [];
+    for (const id of ids) if (await needsSecondResolver(id, action)) big.push(id);
+    if (big.length) {
+      setFlash(request, {
+        kind: 'error',
+        text: `Nothing was changed. ${big.map((id) => `#${id}`).join(', ')} ${big.length === 1 ? 'is' : 'are'} above the approval threshold: ${action} ${big.length === 1 ? 'it' : 'them'} from ${big.length === 1 ? 'its' : 'their'} page, where a second resolver approves.`,
+      });
+      return reply.redirect(back, 303);
+    }
     try {
       const { changed } = await reviewDiscrepancies(pool, ids, action, input);
-      rememberName(request, input.by);
       request.log.info({ action, ids: changed, by: input.by }, 'review: bulk change');
       setFlash(request, {
         kind: 'ok',
@@ -97,16 +126,21 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
   app.get<{ Params: { id: string } }>('/discrepancies/:id', async (request, reply) => {
     const detail = isDiscrepancyId(request.params.id) ? await getDiscrepancy(pool, request.params.id) : null;
     if (!detail) return notFoundPage(request, reply);
-    return reply
-      .type('text/html; charset=utf-8')
-      .send(detailPage({ viewer: viewerOf(request), detail, flash: takeFlash(request) }));
+    return reply.type('text/html; charset=utf-8').send(
+      detailPage({
+        viewer: viewerOf(request),
+        detail,
+        flash: takeFlash(request),
+        proposal: await pendingProposal(pool, detail.id),
+      }),
+    );
   });
 
   app.post<{ Params: { id: string } }>('/discrepancies/:id/review', async (request, reply) => {
     const { id } = request.params;
     const form = formOf(request);
     const action = field(form, 'action');
-    const typed = { note: field(form, 'note'), by: field(form, 'by'), assignee: field(form, 'assignee') };
+    const typed = { note: field(form, 'note'), assignee: field(form, 'assignee') };
     const refuse = async (refusal: Refusal) => {
       const detail = await getDiscrepancy(pool, id);
       if (!detail) return notFoundPage(request, reply);
@@ -119,15 +153,25 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
             detail,
             flash: { kind: 'error', text: `Nothing was changed. ${refusal.message}` },
             form: typed,
+            proposal: await pendingProposal(pool, detail.id),
           }),
         );
     };
     if (!isDiscrepancyId(id)) return notFoundPage(request, reply);
     if (!isReviewAction(action))
       return refuse({ status: 400, code: 'BAD_ACTION', message: 'Choose acknowledge, resolve or dismiss.' });
-    const input = reviewInput(form);
+    const input = reviewInput(form, deciderOf(request));
     if ('refusal' in input) return refuse(input.refusal);
     try {
+      if (await needsSecondResolver(id, action)) {
+        await propose(pool, id, action as ApprovableAction, input);
+        request.log.info({ action, id, by: input.by }, 'review: proposal (four eyes)');
+        setFlash(request, {
+          kind: 'ok',
+          text: `Proposed by ${input.by}: the amount is above the approval threshold, so a second resolver must approve it.`,
+        });
+        return reply.redirect(`/discrepancies/${id}`, 303);
+      }
       await reviewDiscrepancies(pool, [id], action, input);
     } catch (error) {
       const refusal = refusalOf(error);
@@ -135,9 +179,51 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
       if (refusal.code === 'DISCREPANCY_NOT_FOUND') return notFoundPage(request, reply);
       return refuse(refusal);
     }
-    rememberName(request, input.by);
     request.log.info({ action, id, by: input.by }, 'review: change');
     setFlash(request, { kind: 'ok', text: `${PAST[action]} by ${input.by}.` });
+    return reply.redirect(`/discrepancies/${id}`, 303);
+  });
+
+  app.post<{ Params: { id: string } }>('/discrepancies/:id/approval', async (request, reply) => {
+    const { id } = request.params;
+    if (!isDiscrepancyId(id)) return notFoundPage(request, reply);
+    const form = formOf(request);
+    const decision = field(form, 'decision');
+    const input = reviewInput(form, deciderOf(request));
+    const refuse = async (refusal: Refusal) => {
+      const detail = await getDiscrepancy(pool, id);
+      if (!detail) return notFoundPage(request, reply);
+      return reply
+        .code(refusal.status)
+        .type('text/html; charset=utf-8')
+        .send(
+          detailPage({
+            viewer: viewerOf(request),
+            detail,
+            flash: { kind: 'error', text: `Nothing was changed. ${refusal.message}` },
+            proposal: await pendingProposal(pool, id),
+          }),
+        );
+    };
+    if (decision !== 'approve' && decision !== 'reject')
+      return refuse({ status: 400, code: 'BAD_ACTION', message: 'Choose approve or reject.' });
+    if ('refusal' in input) return refuse(input.refusal);
+    try {
+      const action = await decideProposal(pool, id, decision, input);
+      request.log.info({ decision, action, id, by: input.by }, 'review: proposal decided (four eyes)');
+      setFlash(request, {
+        kind: 'ok',
+        text:
+          decision === 'approve'
+            ? `${PAST[action]}: approved by ${input.by}.`
+            : `Proposal to ${action} rejected by ${input.by}.`,
+      });
+    } catch (error) {
+      const refusal = refusalOf(error);
+      if (!refusal) throw error;
+      if (refusal.code === 'NOT_FOUND') return notFoundPage(request, reply);
+      return refuse(refusal);
+    }
     return reply.redirect(`/discrepancies/${id}`, 303);
   });
 
@@ -148,12 +234,18 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
         .code(400)
         .type('text/plain; charset=utf-8')
         .send(`bad filter: ${parsed.errors.join('; ')}\n`);
+    // `?separator=semicolon` for spreadsheets in comma-decimal locales; the same guarantees either way.
+    const separator = field(request.query as FormBody, 'separator') || 'comma';
+    if (!isCsvSeparator(separator))
+      return reply.code(400).type('text/plain; charset=utf-8').send('separator must be comma or semicolon\n');
     const out = new PassThrough();
     const stamp = new Date().toISOString().slice(0, 16).replace(/[-:]/g, '').replace('T', '-');
-    writeDiscrepanciesCsv(streamDiscrepancies(pool, parsed.filter), out).catch((error: unknown) => {
-      request.log.error({ err: error }, 'review: CSV export failed midway');
-      out.destroy(error instanceof Error ? error : new Error(String(error)));
-    });
+    writeDiscrepanciesCsv(streamDiscrepancies(pool, parsed.filter), out, { separator }).catch(
+      (error: unknown) => {
+        request.log.error({ err: error }, 'review: CSV export failed midway');
+        out.destroy(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
     return reply
       .type('text/csv; charset=utf-8')
       .header('content-disposition', `attachment; filename="discrepancies-${stamp}.csv"`)
@@ -203,20 +295,33 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
           error: { code: 'BAD_REQUEST', message: 'send a JSON object: { "by": "...", "note": "..." }' },
         });
       const raw = body as Record<string, unknown>;
-      if (typeof raw.by !== 'string' || !raw.by.trim())
+      // A person's own token records the person. REVIEW_TOKEN is shared by scripts: their "by" is required
+      // and recorded as a script's, never as a person who signed in.
+      const who = ctx.auth.get(request);
+      const person = who ? personOf(who) : null;
+      const shared = person?.via === 'review-token' && who?.kind === 'bearer';
+      if (shared && (typeof raw.by !== 'string' || !raw.by.trim()))
         return reply
           .code(400)
           .send({ error: { code: 'ACTOR_REQUIRED', message: '"by" (who is acting) is required' } });
-      const input = reviewInput({
-        note: typeof raw.note === 'string' ? raw.note : '',
-        by: raw.by,
-        assignee: typeof raw.assignee === 'string' ? raw.assignee : '',
-      });
+      const by = shared ? `script:${String(raw.by).trim()} (review token)` : deciderOf(request);
+      const input = reviewInput(
+        {
+          note: typeof raw.note === 'string' ? raw.note : '',
+          assignee: typeof raw.assignee === 'string' ? raw.assignee : '',
+        },
+        by,
+      );
       if ('refusal' in input)
         return reply
           .code(input.refusal.status)
           .send({ error: { code: input.refusal.code, message: input.refusal.message } });
       try {
+        if (isDiscrepancyId(id) && (await needsSecondResolver(id, action))) {
+          await propose(pool, id, action as ApprovableAction, input);
+          request.log.info({ action, id, by: input.by }, 'review: proposal (four eyes, api)');
+          return reply.code(202).send({ changed: [], awaitingApproval: await pendingProposal(pool, id) });
+        }
         const { changed } = await reviewDiscrepancies(pool, [id], action, input);
         request.log.info({ action, id, by: input.by }, 'review: change (api)');
         const detail = await getDiscrepancy(pool, id);
@@ -245,10 +350,13 @@ const PAST: Record<ReviewAction, string> = {
   dismiss: 'Dismissed',
 };
 
-/** The note/by/assignee of a review form or API body, trimmed and bounded. */
-function reviewInput(form: FormBody): { note: string; by: string; assignee?: string } | { refusal: Refusal } {
+/** The note/assignee of a review form or API body, trimmed and bounded, with who decided. */
+function reviewInput(
+  form: FormBody,
+  decider: string,
+): { note: string; by: string; assignee?: string } | { refusal: Refusal } {
   const note = field(form, 'note').trim();
-  const by = field(form, 'by').trim();
+  const by = decider.trim();
   const assignee = field(form, 'assignee').trim();
   if (note.length > NOTE_MAX)
     return {
@@ -286,6 +394,13 @@ function refusalOf(error: unknown): Refusal | null {
     case 'NOTE_REQUIRED':
     case 'ACTOR_REQUIRED':
       return { status: 422, code, message: capitalise(message) };
+    case 'PROPOSAL_PENDING':
+    case 'NO_PROPOSAL':
+    case 'OWN_PROPOSAL':
+    case 'TRANSITION_NOT_ALLOWED':
+      return { status: 409, code, message: capitalise(message) };
+    case 'NOT_FOUND':
+      return { status: 404, code: 'DISCREPANCY_NOT_FOUND', message: capitalise(message) };
     default:
       return null;
   }

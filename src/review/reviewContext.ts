@@ -7,10 +7,23 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Pool } from 'pg';
 import type { Flash, Viewer } from './layout.js';
 import { messagePage } from './messagePage.js';
+import type { Person } from './person.js';
+import { mayDecide } from './reviewUsers.js';
 import type { ReviewSession, SessionStore } from './sessions.js';
 
-/** Who made a request: a script with the bearer token, or a person with a session. */
-type Auth = { kind: 'bearer' } | { kind: 'session'; session: ReviewSession };
+/**
+ * Who made a request: a bearer token (a person's own, or `REVIEW_TOKEN` for scripts), a person with a
+ * session, or a person an authenticating proxy named (`proxy`, no session: each request carries the header).
+ */
+type Auth =
+  | { kind: 'bearer'; person: Person }
+  | { kind: 'session'; session: ReviewSession }
+  | { kind: 'proxy'; person: Person; csrf: string };
+
+/** The person behind an authenticated request. */
+export function personOf(auth: Auth): Person {
+  return auth.kind === 'session' ? auth.session.person : auth.person;
+}
 
 export interface ReviewContext {
   /** The ledger's database. */
@@ -19,6 +32,8 @@ export interface ReviewContext {
   readonly token: string;
   /** The signed-in people. */
   readonly sessions: SessionStore;
+  /** Above this amount at risk, resolving or dismissing needs a second resolver; undefined: never. */
+  readonly approvalThreshold?: string;
   /** Who made each request, set by the authentication hook; absent on the public routes. */
   readonly auth: WeakMap<FastifyRequest, Auth>;
   /** The person (with the CSRF token forms must carry) or script behind a request. */
@@ -27,8 +42,6 @@ export interface ReviewContext {
   takeFlash(request: FastifyRequest): Flash | null;
   /** A message for the session's next page (after a redirect); scripts have no session to keep it. */
   setFlash(request: FastifyRequest, flash: Flash): void;
-  /** Keeps "your name" for the session's next forms. */
-  rememberName(request: FastifyRequest, name: string): void;
   /** The HTML "Not found" page, for a missing discrepancy and for an unknown address. */
   notFoundPage(request: FastifyRequest, reply: FastifyReply): FastifyReply;
 }
@@ -38,14 +51,22 @@ export function createReviewContext(options: {
   pool: Pool;
   token: string;
   sessions: SessionStore;
+  approvalThreshold?: string;
 }): ReviewContext {
-  const { pool, token, sessions } = options;
+  const { pool, token, sessions, approvalThreshold } = options;
   const auth = new WeakMap<FastifyRequest, Auth>();
 
   function viewerOf(request: FastifyRequest): Viewer {
     const who = auth.get(request);
-    if (who?.kind === 'session') return { csrf: who.session.csrf, name: who.session.name, session: true };
-    return { csrf: null, name: null, session: false };
+    if (!who) return { csrf: null, name: null, session: false, canDecide: false };
+    const person = personOf(who);
+    return {
+      csrf: who.kind === 'session' ? who.session.csrf : who.kind === 'proxy' ? who.csrf : null,
+      name: person.name,
+      role: person.role,
+      session: who.kind === 'session',
+      canDecide: mayDecide(person.role),
+    };
   }
 
   function takeFlash(request: FastifyRequest): Flash | null {
@@ -61,11 +82,6 @@ export function createReviewContext(options: {
     if (who?.kind === 'session') who.session.flash = flash;
   }
 
-  function rememberName(request: FastifyRequest, name: string): void {
-    const who = auth.get(request);
-    if (who?.kind === 'session' && name) who.session.name = name;
-  }
-
   function notFoundPage(request: FastifyRequest, reply: FastifyReply) {
     return reply
       .code(404)
@@ -79,7 +95,7 @@ export function createReviewContext(options: {
       );
   }
 
-  return { pool, token, sessions, auth, viewerOf, takeFlash, setFlash, rememberName, notFoundPage };
+  return { pool, token, sessions, approvalThreshold, auth, viewerOf, takeFlash, setFlash, notFoundPage };
 }
 
 /** Requests under `/api/` come from scripts: they are answered in JSON, never with a page or a redirect. */

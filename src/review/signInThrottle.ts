@@ -161,9 +161,10 @@ function wholeNumber(name: string, value: number): number {
  * throttle takes the rightmost entry instead, the one our proxy added. Behind a chain of proxies that is the
  * next proxy out, which throttles everyone behind it together: too strict, never too lenient.
  */
-export function clientAddressOf(request: FastifyRequest, trustProxy: boolean): string {
-  // With trustProxy, `ips` is [socket address, rightmost X-Forwarded-For entry, ..., leftmost].
-  const ips = trustProxy ? request.ips : undefined;
+export function clientAddressOf(request: FastifyRequest, trustProxy: boolean | string[]): string {
+  // With trustProxy, `ips` is [socket address, rightmost X-Forwarded-For entry, ..., leftmost]. With a list
+  // of proxy addresses, fastify's `ip` already is the first address not in the list.
+  const ips = trustProxy === true ? request.ips : undefined;
   return throttleKey(ips && ips.length > 1 ? ips[1] : request.ip);
 }
 

@@ -1,5 +1,5 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Pool } from 'pg';
@@ -189,8 +189,9 @@ describe('CLI: discrepancies, discrepancy, ack, resolve, dismiss (child processe
       ),
     ).to.deep.equal([
       [null, 'open', 'reconciler', detail.summary, null],
-      ['open', 'acknowledged', 'alice', 'looking into it', 'bob'],
-      ['acknowledged', 'resolved', 'bob', 'acme refunded', null],
+      // --by is typed, not signed in: recorded as a script's word with the OS user that ran it.
+      ['open', 'acknowledged', `script:alice (os user ${userInfo().username})`, 'looking into it', 'bob'],
+      ['acknowledged', 'resolved', `script:bob (os user ${userInfo().username})`, 'acme refunded', null],
     ]);
     const list = JSON.parse(
       (await cli('discrepancies', '--format', 'json', '--status', 'open,acknowledged')).stdout,

@@ -198,6 +198,54 @@ describe('discrepancy exports: CSV, JSON, HTML report, terminal table', () => {
       expect(amountCell('-2+3')).to.equal("'-2+3");
       expect(amountCell('=1')).to.equal("'=1");
     });
+    it('neutraliseCell also guards every line break and separator inside a cell, and full-width signs', () => {
+      expect(
+        [
+          'lf\n=1+1',
+          'cr\r=2+2',
+          'crlf\r\n@A1',
+          'a;=3+3;b',
+          'a,+4',
+          '\uFF1D1',
+          '\uFF0B1',
+          '\uFF0D1',
+          '\uFF20A1',
+          'x\n\uFF1D1',
+          '\r=1',
+        ].map(neutraliseCell),
+      ).to.deep.equal([
+        "lf\n'=1+1",
+        "cr\r'=2+2",
+        "crlf\r\n'@A1",
+        "a;'=3+3;b",
+        "a,'+4",
+        "'\uFF1D1",
+        "'\uFF0B1",
+        "'\uFF0D1",
+        "'\uFF20A1",
+        "x\n'\uFF1D1",
+        "'\r'=1",
+      ]);
+      expect(['a, b', 'x\ny', '1;2'].map(neutraliseCell)).to.deep.equal(['a, b', 'x\ny', '1;2']);
+    });
+
+    it('quotes every cell with a bare LF, a bare CR or either separator, for both separators', async () => {
+      const row = {
+        ...rows[0],
+        reference: 'lf\nx',
+        partnerReference: 'cr\rx',
+        summary: 'a;b',
+        assignee: 'a,b',
+      };
+      for (const separator of ['comma', 'semicolon'] as const) {
+        const out = sink();
+        await writeDiscrepanciesCsv(from([row]), out.stream, { separator });
+        const text = out.bytes().toString('utf8');
+        for (const cell of ['"lf\nx"', '"cr\rx"', '"a;b"', '"a,b"']) expect(text, separator).to.contain(cell);
+        const d = separator === 'comma' ? ',' : ';';
+        expect(text.split('\r\n')[0]).to.equal(`\ufeff${CSV_COLUMNS.join(d)}`);
+      }
+    });
   });
 
   describe('JSON', () => {

@@ -684,6 +684,7 @@ describe('faults: security', function () {
         'GET /discrepancies/:id',
         'HEAD /discrepancies/:id',
         'POST /discrepancies/:id/review',
+        'POST /discrepancies/:id/approval',
         'GET /export.csv',
         'HEAD /export.csv',
         'GET /report',
@@ -741,7 +742,7 @@ describe('faults: security', function () {
         { name: 'token in the query string', server: () => app, headers: {}, query: `token=${TOKEN}` },
       ];
       const protectedRoutes = routesOf(app).filter((r) => !PUBLIC.has(`${r.method} ${r.url}`));
-      expect(protectedRoutes).to.have.length(18);
+      expect(protectedRoutes).to.have.length(19);
       const before = await stateOf();
       let refused = 0;
       for (const variant of variants) {
@@ -767,7 +768,7 @@ describe('faults: security', function () {
           refused += 1;
         }
       }
-      expect(refused).to.equal(variants.length * 18);
+      expect(refused).to.equal(variants.length * 19);
       expect(await stateOf(), 'no POST changed anything').to.deep.equal(before);
     });
 
@@ -859,8 +860,8 @@ describe('faults: security', function () {
       expect(badCsrf.statusCode).to.equal(403);
 
       const logged = stream.text();
-      // It did log: requests, the sign-in, the refusals.
-      expect(logged).to.include('incoming request');
+      // It did log: requests (the site's own access log, by path), the sign-in, the refusals.
+      expect(logged).to.include('review: request');
       expect(logged).to.include('review: signed in');
       expect(logged).to.include('review: wrong bearer token');
       expect(logged).to.include('review: sign-in with a wrong token');

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { createReviewServer } from '../../src/review/createReviewServer.js';
+import { addReviewUser } from '../../src/review/reviewUsers.js';
 import { sqlPool } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
 import { type SeededReview, seedReview } from './seedReview.js';
@@ -36,6 +37,7 @@ describe('review page in a real headless Chromium: sign in, filter, resolve with
   let page: Page;
   let base: string;
   let seeded: SeededReview;
+  let beatrizToken: string;
   const pageErrors: string[] = [];
 
   before(async function () {
@@ -48,6 +50,7 @@ describe('review page in a real headless Chromium: sign in, filter, resolve with
     }
     sql = sqlPool(db.url);
     seeded = await seedReview(db.url, sql);
+    beatrizToken = await addReviewUser(sql, 'beatriz.lima', 'resolver');
     app = createReviewServer({ pool: sql, token: TOKEN });
     base = await app.listen({ port: 0, host: '127.0.0.1' });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
@@ -69,7 +72,7 @@ describe('review page in a real headless Chromium: sign in, filter, resolve with
     await sql?.end();
   });
 
-  it('sends a visitor to the login form, and the token signs them in to the list', async () => {
+  it('sends a visitor to the login form, and their personal token signs them in to the list', async () => {
     await page.goto(`${base}/`);
     expect(new URL(page.url()).pathname).to.equal('/login');
     await page.fill('input[name="token"]', 'wrong-token-wrong-token');
@@ -77,11 +80,12 @@ describe('review page in a real headless Chromium: sign in, filter, resolve with
     await page.waitForSelector('.flash.error');
     expect(await page.textContent('.flash.error')).to.contain('That token is not right');
 
-    await page.fill('input[name="token"]', TOKEN);
+    await page.fill('input[name="token"]', beatrizToken);
     await page.click('button[type="submit"]');
     await page.waitForURL(`${base}/`);
     pageErrors.length = 0; // the refused sign-in above logs its 401: expected
     expect(await page.textContent('h1')).to.equal('Discrepancies');
+    expect(await page.textContent('strong.who')).to.equal('beatriz.lima');
     const cookies = await page.context().cookies();
     expect(cookies).to.have.length(1);
     expect(cookies[0]).to.include({
@@ -136,7 +140,7 @@ describe('review page in a real headless Chromium: sign in, filter, resolve with
     expect(await page.inputValue('select[name="partner"]')).to.equal('globex-payouts');
   });
 
-  it('opens one, resolves it with a note and the reviewer name; the database and the page show the history', async () => {
+  it('opens one, resolves it with a note; the database and the page record the signed-in person', async () => {
     const id = seeded.ids.unresolved;
     await page.click(`tbody a[href="/discrepancies/${id}"]`);
     await page.waitForURL(`${base}/discrepancies/${id}`);
@@ -148,10 +152,11 @@ describe('review page in a real headless Chromium: sign in, filter, resolve with
 
     const note = 'Globex confirmed by phone: payout never left; re-sent as PAY-7790-R.';
     await page.fill('textarea[name="note"]', note);
-    await page.fill('input[name="by"]', 'Beatriz Lima');
+    // Nobody types a name: the decision is the signed-in person's.
+    expect(await page.locator('input[name="by"]').count()).to.equal(0);
     await page.click('button[name="action"][value="resolve"]');
     await page.waitForSelector('.flash.ok');
-    expect(await page.textContent('.flash.ok')).to.equal('Resolved by Beatriz Lima.');
+    expect(await page.textContent('.flash.ok')).to.equal('Resolved by beatriz.lima.');
     expect(await page.locator('.head .badge').textContent()).to.equal('Resolved');
 
     const row = await sql.query<{ status: string }>('SELECT status FROM discrepancies WHERE id = $1', [id]);
@@ -163,19 +168,20 @@ describe('review page in a real headless Chromium: sign in, filter, resolve with
     expect(history.rows.at(-1)).to.deep.equal({
       from_status: 'open',
       to_status: 'resolved',
-      actor: 'Beatriz Lima',
+      actor: 'beatriz.lima',
       note,
     });
 
     const entries = page.locator('ol.timeline > li');
     expect(await entries.count()).to.equal(history.rows.length);
-    expect(await entries.last().locator('.actor').textContent()).to.equal('Beatriz Lima');
+    expect(await entries.last().locator('.actor').textContent()).to.equal('beatriz.lima');
     expect(await entries.last().locator('.note').textContent()).to.equal(note);
     expect(await entries.last().locator('.badge').allTextContents()).to.deep.equal(['Open', 'Resolved']);
 
-    // The name is remembered for the next discrepancy.
+    // The next discrepancy's form says whose decision it will be.
     await page.goto(`${base}/discrepancies/${seeded.ids.duplicate}`);
-    expect(await page.inputValue('input[name="by"]')).to.equal('Beatriz Lima');
+    expect(await page.locator('input[name="by"]').count()).to.equal(0);
+    expect(await page.textContent('.actions p.muted strong')).to.equal('beatriz.lima');
     expect(pageErrors).to.deep.equal([]);
   });
 });

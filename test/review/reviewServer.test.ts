@@ -4,6 +4,7 @@ import type { Pool } from 'pg';
 import { raiseDiscrepancy } from '../../src/discrepancies/sql/raiseDiscrepancy.js';
 import { createReviewServer } from '../../src/review/createReviewServer.js';
 import { SECURITY_HEADERS } from '../../src/review/registerAuth.js';
+import { addReviewUser } from '../../src/review/reviewUsers.js';
 import { sqlPool } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
 import { type SeededReview, seedReview } from './seedReview.js';
@@ -43,6 +44,7 @@ describe('review server: pages, API, sign-in, CSRF and escaping (fastify inject,
   let app: FastifyInstance;
   let seeded: SeededReview;
   let xssId: string;
+  let anaToken: string;
 
   before(async () => {
     sql = sqlPool(db.url);
@@ -63,6 +65,7 @@ describe('review server: pages, API, sign-in, CSRF and escaping (fastify inject,
       actor: `<img src=x onerror=alert(1)>`,
     });
     xssId = id as string;
+    anaToken = await addReviewUser(sql, 'ana.souza', 'resolver');
     app = createReviewServer({ pool: sql, token: TOKEN });
     await app.ready();
   });
@@ -71,12 +74,12 @@ describe('review server: pages, API, sign-in, CSRF and escaping (fastify inject,
     await sql?.end();
   });
 
-  async function signIn(): Promise<Browser> {
+  async function signIn(token = TOKEN): Promise<Browser> {
     const login = await app.inject({
       method: 'POST',
       url: '/login',
       headers: { 'content-type': 'application/x-www-form-urlencoded', origin: ORIGIN },
-      payload: form({ token: TOKEN, next: '/' }),
+      payload: form({ token, next: '/' }),
     });
     expect(login.statusCode).to.equal(303);
     const cookie = cookieOf(login);
@@ -320,8 +323,8 @@ describe('review server: pages, API, sign-in, CSRF and escaping (fastify inject,
       expect(await statusOf(id)).to.deep.equal(before);
     });
 
-    it('accepts a same-origin POST with the token; the name is remembered for the next form', async () => {
-      const browser = await signIn();
+    it('accepts a same-origin POST from a signed-in resolver; the history records them, not a typed name', async () => {
+      const browser = await signIn(anaToken);
       const id = seeded.ids.late;
       const response = await app.inject({
         method: 'POST',
@@ -335,20 +338,26 @@ describe('review server: pages, API, sign-in, CSRF and escaping (fastify inject,
         payload: form({
           _csrf: browser.csrf,
           action: 'acknowledge',
-          by: 'Ana Souza',
+          by: 'Somebody Else', // a typed name is ignored: the page no longer asks for one
           note: 'Checking with umbrella.',
         }),
       });
       expect(response.statusCode).to.equal(303);
       expect(response.headers.location).to.equal(`/discrepancies/${id}`);
       expect(await statusOf(id)).to.deep.equal({ status: 'acknowledged', history: 2 });
+      const last = await sql.query(
+        'SELECT actor FROM discrepancy_history WHERE discrepancy_id = $1 ORDER BY id DESC LIMIT 1',
+        [id],
+      );
+      expect(last.rows[0].actor).to.equal('ana.souza');
       const page = await app.inject({
         method: 'GET',
         url: `/discrepancies/${id}`,
         headers: { cookie: browser.cookie },
       });
-      expect(page.body).to.contain('Acknowledged by Ana Souza.');
-      expect(page.body).to.contain('name="by" value="Ana Souza"');
+      expect(page.body).to.contain('Acknowledged by ana.souza.');
+      expect(page.body).not.to.contain('name="by"');
+      expect(page.body).not.to.contain('Your name');
       expect(page.body).to.contain('Checking with umbrella.');
     });
 
@@ -606,7 +615,8 @@ describe('review server: pages, API, sign-in, CSRF and escaping (fastify inject,
       expect(history.rows.at(-1)).to.deep.equal({
         from_status: 'open',
         to_status: 'resolved',
-        actor: 'Ana',
+        // REVIEW_TOKEN is the scripts' shared token: their "by" is recorded as a script's, not as a person.
+        actor: 'script:Ana (review token)',
         note: 'Partner corrected the currency in the next file.',
       });
 
@@ -646,7 +656,7 @@ describe('review server: pages, API, sign-in, CSRF and escaping (fastify inject,
           'content-type': 'application/x-www-form-urlencoded',
           origin: ORIGIN,
         },
-        payload: form({ _csrf: browser.csrf, action: 'acknowledge', by: 'Rui', note: 'stale tab' }),
+        payload: form({ _csrf: browser.csrf, action: 'acknowledge', note: 'stale tab' }),
       });
       expect(response.statusCode).to.equal(409);
       expect(response.body).to.contain('Nothing was changed.');
@@ -662,11 +672,11 @@ describe('review server: pages, API, sign-in, CSRF and escaping (fastify inject,
           'content-type': 'application/x-www-form-urlencoded',
           origin: ORIGIN,
         },
-        payload: form({ _csrf: browser.csrf, action: 'resolve', by: 'Rui', note: '  ', assignee: 'Bia' }),
+        payload: form({ _csrf: browser.csrf, action: 'resolve', note: '  ', assignee: 'Bia' }),
       });
       expect(noNote.statusCode).to.equal(422);
       expect(noNote.body).to.contain('note is required');
-      expect(noNote.body).to.contain('name="by" value="Rui"');
+      expect(noNote.body).not.to.contain('name="by"');
       expect(noNote.body).to.contain('name="assignee" value="Bia"');
       expect(await statusOf(open)).to.deep.include({ status: 'open' });
     });

@@ -11,7 +11,7 @@ import { renderHtmlSummary } from '../../discrepancies/renderHtmlSummary.js';
 import { streamDiscrepancies } from '../../discrepancies/streamDiscrepancies.js';
 import { summaryData } from '../../discrepancies/summaryData.js';
 import { writeChunk } from '../../discrepancies/writeChunk.js';
-import { writeDiscrepanciesCsv } from '../../discrepancies/writeDiscrepanciesCsv.js';
+import { isCsvSeparator, writeDiscrepanciesCsv } from '../../discrepancies/writeDiscrepanciesCsv.js';
 import { writeDiscrepancyTable } from '../../discrepancies/writeDiscrepancyTable.js';
 import { DISCREPANCY_KINDS, DISCREPANCY_STATUSES } from '../../shared/status.js';
 import { UsageError } from '../errors/UsageError.js';
@@ -21,17 +21,17 @@ import { enumList, parsePositiveInt, parseSince, parseStrict, splitList } from '
 
 export const discrepanciesUsage =
   'intent-ledger discrepancies [--status S]... [--partner P]... [--kind K]... [--since ISO|7d] [--search TEXT] ' +
-  '[--sort FIELD] [--direction asc|desc] [--limit N] [--format table|csv|json|html] [--output FILE]   ' +
-  'list or export discrepancies';
+  '[--sort FIELD] [--direction asc|desc] [--limit N] [--format table|csv|json|html] ' +
+  '[--separator comma|semicolon] [--output FILE]   list or export discrepancies';
 
 const FORMATS = ['table', 'csv', 'json', 'html'] as const;
 type Format = (typeof FORMATS)[number];
 
 /**
  * `intent-ledger discrepancies`: lists discrepancies (newest first) as an aligned table, or exports them as
- * CSV (Excel-safe), JSON or a self-contained HTML report, to stdout or `--output FILE`. Rows come from one
- * server-side cursor in batches of 1000, so exporting millions keeps memory flat (docs/PERFORMANCE.md,
- * "The command line", says how long that takes);
+ * CSV (Excel-safe; `--separator semicolon` for comma-decimal locales), JSON or a self-contained HTML report,
+ * to stdout or `--output FILE`. Rows come from one server-side cursor in batches of 1000, so exporting
+ * millions keeps memory flat (docs/PERFORMANCE.md, "The command line", says how long that takes);
  * writing to a file from a terminal shows a progress bar on stderr. A file is written under a temporary
  * name and renamed when complete. A reader that stops early (`| head`) is not an error.
  */
@@ -48,12 +48,18 @@ export async function discrepanciesCommand(args: string[]): Promise<number> {
       direction: { type: 'string' },
       limit: { type: 'string' },
       format: { type: 'string', default: 'table' },
+      separator: { type: 'string' },
       output: { type: 'string', short: 'o' },
     },
     allowPositionals: false,
   });
   const format = values.format as Format;
   if (!FORMATS.includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}`);
+  if (values.separator !== undefined && !isCsvSeparator(values.separator))
+    throw new UsageError('--separator must be comma or semicolon');
+  if (values.separator !== undefined && format !== 'csv')
+    throw new UsageError('--separator applies to --format csv only');
+  const separator = isCsvSeparator(values.separator) ? values.separator : 'comma';
   if (values.sort !== undefined && !isDiscrepancySort(values.sort))
     throw new UsageError('--sort must be one of createdAt, amountAtRisk, partner, kind, status');
   if (values.direction !== undefined && values.direction !== 'asc' && values.direction !== 'desc')
@@ -101,7 +107,7 @@ export async function discrepanciesCommand(args: string[]): Promise<number> {
       const rows = streamDiscrepancies(database.pool, filter);
       written =
         format === 'csv'
-          ? await writeDiscrepanciesCsv(rows, out, { end: false, onRow })
+          ? await writeDiscrepanciesCsv(rows, out, { end: false, onRow, separator })
           : format === 'json'
             ? await writeDiscrepanciesJson(rows, out, { onRow })
             : await writeDiscrepancyTable(rows, out, { onRow });

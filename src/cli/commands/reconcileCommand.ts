@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { loadReconciler, reconcilersDir } from '../../reconcile/loadReconcilers.js';
 import { type ReconciliationResult, reconcile } from '../../reconcile/reconcile.js';
+import { withoutCredentials } from '../../shared/withoutCredentials.js';
 import { UsageError } from '../errors/UsageError.js';
 import { openCliDatabase } from '../openCliDatabase.js';
 import { createReconcileProgress } from '../reconcileProgress.js';
@@ -91,7 +92,7 @@ function printReport(report: ReconciliationResult): void {
 }
 
 function describeSource(source: { type: string; path?: string; baseUrl?: string }): string {
-  return source.type === 'csv' ? String(source.path) : String(source.baseUrl);
+  return source.type === 'csv' ? String(source.path) : withoutCredentials(String(source.baseUrl));
 }
 
 function parse(args: string[]) {

@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import type { ReviewAction } from '../../discrepancies/discrepancyTypes.js';
 import { ActorRequiredError } from '../../discrepancies/errors/ActorRequiredError.js';
 import { DiscrepancyTransitionError } from '../../discrepancies/errors/DiscrepancyTransitionError.js';
@@ -14,6 +15,21 @@ const PAST: Record<ReviewAction, string> = {
   resolve: 'resolved',
   dismiss: 'dismissed',
 };
+
+/**
+ * What the history records for a CLI decision: `script:<by> (os user <login>)`. `--by` is typed, not
+ * authenticated, so it is recorded as a script's word, with the operating-system user that ran it, and never
+ * looks like a person who signed in to the review site.
+ */
+function scriptActor(by: string): string {
+  let login: string;
+  try {
+    login = userInfo().username;
+  } catch {
+    login = 'unknown';
+  }
+  return `script:${by.trim()} (os user ${login})`;
+}
 
 /**
  * Shared by `ack`, `resolve` and `dismiss`: `<id...> --note TEXT --by NAME [--assignee NAME]`. All ids
@@ -39,7 +55,7 @@ export async function reviewCommand(action: ReviewAction, args: string[]): Promi
   try {
     const { changed } = await reviewDiscrepancies(database.pool, ids, action, {
       note: values.note,
-      by: values.by,
+      by: scriptActor(values.by),
       assignee: values.assignee,
     });
     const assigned = values.assignee?.trim() ? `, assigned to ${terminalSafe(values.assignee.trim())}` : '';

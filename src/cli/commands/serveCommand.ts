@@ -6,7 +6,10 @@ import { UsageError } from '../errors/UsageError.js';
 import { openCliDatabase } from '../openCliDatabase.js';
 
 export const serveUsage =
-  'intent-ledger serve [--port 3000] [--host 127.0.0.1]   the finance review page (token: REVIEW_TOKEN or generated)';
+  'intent-ledger serve [--port 3000] [--host 127.0.0.1] [--trust-proxy] [--identity-header NAME] ' +
+  '[--approval-threshold AMOUNT]   ' +
+  'the finance review page ' +
+  '(token: REVIEW_TOKEN or generated)';
 
 /** Shorter tokens are refused: the token is the only thing between the network and the ledger's money data. */
 const MIN_TOKEN_LENGTH = 16;
@@ -35,8 +38,20 @@ export async function serveCommand(args: string[]): Promise<number> {
       censor: '[redacted]',
     },
   });
+  if (values['identity-header'] !== undefined && !values['trust-proxy'])
+    throw new UsageError('--identity-header needs --trust-proxy: only a trusted proxy may name people');
+  const threshold = values['approval-threshold'];
+  if (threshold !== undefined && !/^\d+(\.\d+)?$/.test(threshold))
+    throw new UsageError(`--approval-threshold must be a decimal amount such as 10000.00 (got ${threshold})`);
   const database = await openCliDatabase();
-  const server = createReviewServer({ pool: database.pool, token, logger });
+  const server = createReviewServer({
+    pool: database.pool,
+    token,
+    logger,
+    trustProxy: values['trust-proxy'] === true,
+    approvalThreshold: values['approval-threshold'],
+    identityHeader: values['identity-header'],
+  });
   try {
     const address = await server.listen({ port, host });
     const url = displayUrl(address, host);
@@ -64,6 +79,12 @@ function parseServeArgs(args: string[]) {
       options: {
         port: { type: 'string', default: '3000' },
         host: { type: 'string', default: '127.0.0.1' },
+        // Behind a TLS-terminating proxy that is the only way in: X-Forwarded-* trusted, HSTS sent.
+        'trust-proxy': { type: 'boolean', default: false },
+        // Four eyes: above this amount at risk, resolving or dismissing needs a second resolver.
+        'approval-threshold': { type: 'string' },
+        // An authenticating proxy's header naming the person (honoured only with --trust-proxy).
+        'identity-header': { type: 'string' },
       },
       strict: true,
       allowPositionals: false,

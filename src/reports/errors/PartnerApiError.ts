@@ -7,6 +7,9 @@
  * - `timeout`: no complete answer within `timeoutMs` on every attempt;
  * - `bad_body`: the answer is not the JSON shape the configuration describes;
  * - `cursor_repeated`: the partner handed back a cursor it had already given (it loops);
+ * - `body_too_large`: one answer grew past `maxBodyBytes` (the read was stopped there);
+ * - `too_many_pages`: the listing went on past `maxPages` pages;
+ * - `deadline`: the whole listing took longer than `listingTimeoutMs`;
  * - `aborted`: the caller's signal stopped the read.
  */
 export const PartnerApiErrorCode = {
@@ -17,6 +20,9 @@ export const PartnerApiErrorCode = {
   timeout: 'timeout',
   badBody: 'bad_body',
   cursorRepeated: 'cursor_repeated',
+  bodyTooLarge: 'body_too_large',
+  tooManyPages: 'too_many_pages',
+  deadline: 'deadline',
   aborted: 'aborted',
 } as const;
 export type PartnerApiErrorCode = (typeof PartnerApiErrorCode)[keyof typeof PartnerApiErrorCode];

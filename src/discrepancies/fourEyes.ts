@@ -1,0 +1,193 @@
+/**
+ * Four eyes on big money: resolving or dismissing a discrepancy whose amount at risk is above a threshold
+ * is first a proposal (table `discrepancy_proposals`, migration 0010), applied only when a second resolver,
+ * not the one who proposed it, approves it. The history keeps the proposal and the approval (or rejection),
+ * each with its person and note. The review site applies this when `createReviewServer` gets an
+ * `approvalThreshold`.
+ */
+import type { PoolClient } from 'pg';
+import type { Queryable } from '../database/queryable.js';
+import type { DiscrepancyStatus } from '../shared/status.js';
+import { ApprovalError } from './errors/ApprovalError.js';
+import { NoteRequiredError } from './errors/NoteRequiredError.js';
+import type { TransactionalDb } from './reviewDiscrepancies.js';
+import { canApply, TRANSITIONS } from './transitions.js';
+
+/** The actions that need a second resolver above the threshold. */
+export type ApprovableAction = 'resolve' | 'dismiss';
+
+export function needsApprovalFor(action: string): action is ApprovableAction {
+  return action === 'resolve' || action === 'dismiss';
+}
+
+export interface Proposal {
+  action: ApprovableAction;
+  proposedBy: string;
+  note: string;
+  proposedAt: Date;
+}
+
+/** Whether the discrepancy's amount at risk (in its own currency) is above `threshold`, compared as `numeric`. */
+export async function aboveThreshold(db: Queryable, id: string, threshold: string): Promise<boolean> {
+  const result = await db.query<{ big: boolean }>(
+    'SELECT coalesce(abs(amount_at_risk) > $2::numeric, false) AS big FROM discrepancies WHERE id = $1',
+    [id, threshold],
+  );
+  return result.rows[0]?.big ?? false;
+}
+
+/** The proposal waiting for a second resolver, if any. */
+export async function pendingProposal(db: Queryable, id: string): Promise<Proposal | null> {
+  {
+    const result = await db.query<{
+      action: ApprovableAction;
+      proposed_by: string;
+      note: string;
+      proposed_at: Date;
+    }>('SELECT action, proposed_by, note, proposed_at FROM discrepancy_proposals WHERE discrepancy_id = $1', [
+      id,
+    ]);
+    const row = result.rows[0];
+    return row
+      ? { action: row.action, proposedBy: row.proposed_by, note: row.note, proposedAt: row.proposed_at }
+      : null;
+  }
+}
+
+/**
+ * Records `by`'s proposal to resolve or dismiss, with a history row (status unchanged) saying so. Refused
+ * (ApprovalError) when one is already waiting, or when the discrepancy's status does not allow the action.
+ */
+export async function propose(
+  db: TransactionalDb,
+  id: string,
+  action: ApprovableAction,
+  input: { note: string; by: string },
+): Promise<void> {
+  const note = input.note.trim();
+  if (!note) throw new NoteRequiredError(action);
+  await inTransaction(db, async (client) => {
+    const status = await lockStatus(client, id);
+    if (!canApply(action, status))
+      throw new ApprovalError(
+        'TRANSITION_NOT_ALLOWED',
+        `discrepancy ${id} is ${status}: it cannot be ${action}d`,
+      );
+    const inserted = await client.query(
+      `INSERT INTO discrepancy_proposals (discrepancy_id, action, proposed_by, note) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (discrepancy_id) DO NOTHING RETURNING discrepancy_id`,
+      [id, action, input.by, note],
+    );
+    if (inserted.rows.length === 0)
+      throw new ApprovalError('PROPOSAL_PENDING', `discrepancy ${id} already waits for a second resolver`);
+    await history(
+      client,
+      id,
+      status,
+      status,
+      input.by,
+      `proposes to ${action} (needs a second resolver): ${note}`,
+    );
+  });
+}
+
+/**
+ * `by` decides on the waiting proposal: `approve` applies it (status changes, history row by `by` naming the
+ * proposer), `reject` drops it (history row, status unchanged). The proposer cannot decide on their own
+ * proposal (ApprovalError `OWN_PROPOSAL`).
+ */
+export async function decideProposal(
+  db: TransactionalDb,
+  id: string,
+  decision: 'approve' | 'reject',
+  input: { note: string; by: string },
+): Promise<ApprovableAction> {
+  const note = input.note.trim();
+  if (!note) throw new NoteRequiredError(decision);
+  return inTransaction(db, async (client) => {
+    const status = await lockStatus(client, id);
+    const found = await client.query<{ action: ApprovableAction; proposed_by: string }>(
+      'SELECT action, proposed_by FROM discrepancy_proposals WHERE discrepancy_id = $1 FOR UPDATE',
+      [id],
+    );
+    const proposal = found.rows[0];
+    if (!proposal) throw new ApprovalError('NO_PROPOSAL', `discrepancy ${id} has no proposal waiting`);
+    if (proposal.proposed_by === input.by)
+      throw new ApprovalError(
+        'OWN_PROPOSAL',
+        `you proposed to ${proposal.action} discrepancy ${id}: a second resolver must ${decision} it`,
+      );
+    await client.query('DELETE FROM discrepancy_proposals WHERE discrepancy_id = $1', [id]);
+    if (decision === 'reject') {
+      await history(
+        client,
+        id,
+        status,
+        status,
+        input.by,
+        `rejects ${proposal.proposed_by}'s proposal to ${proposal.action}: ${note}`,
+      );
+      return proposal.action;
+    }
+    if (!canApply(proposal.action, status))
+      throw new ApprovalError(
+        'TRANSITION_NOT_ALLOWED',
+        `discrepancy ${id} is ${status}: it cannot be ${proposal.action}d`,
+      );
+    const to = TRANSITIONS[proposal.action].to;
+    await client.query('UPDATE discrepancies SET status = $2, updated_at = now() WHERE id = $1', [id, to]);
+    await history(
+      client,
+      id,
+      status,
+      to,
+      input.by,
+      `approves ${proposal.proposed_by}'s proposal to ${proposal.action}: ${note}`,
+    );
+    return proposal.action;
+  });
+}
+
+async function lockStatus(client: PoolClient, id: string): Promise<DiscrepancyStatus> {
+  const locked = await client.query<{ status: DiscrepancyStatus }>(
+    'SELECT status FROM discrepancies WHERE id = $1 FOR UPDATE',
+    [id],
+  );
+  const status = locked.rows[0]?.status;
+  if (status === undefined) throw new ApprovalError('NOT_FOUND', `discrepancy ${id} does not exist`);
+  return status;
+}
+
+function history(
+  client: PoolClient,
+  id: string,
+  from: DiscrepancyStatus,
+  to: DiscrepancyStatus,
+  by: string,
+  note: string,
+) {
+  return client.query(
+    `INSERT INTO discrepancy_history (discrepancy_id, from_status, to_status, actor, note) VALUES ($1, $2, $3, $4, $5)`,
+    [id, from, to, by, note],
+  );
+}
+
+async function inTransaction<T>(db: TransactionalDb, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await db.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    try {
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollbackError: Error) => {
+        broken = rollbackError;
+      });
+      throw error;
+    }
+  } finally {
+    client.release(broken);
+  }
+}
