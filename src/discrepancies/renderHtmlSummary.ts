@@ -1,4 +1,5 @@
 import Decimal from 'decimal.js';
+import { formatAmount } from '../shared/formatAmount.js';
 import type { DiscrepancyFilter } from './discrepancyTypes.js';
 import { escapeHtml } from './escapeHtml.js';
 import type { CurrencyTotal, GroupTotal, SummaryData } from './summaryData.js';
@@ -141,13 +142,6 @@ function formatCount(n: number): string {
 
 function currencyLabel(currency: string | null): string {
   return currency ?? '(no currency)';
-}
-
-/** `1234567.5` -> `1,234,567.5`: digits grouped for reading, exactly the stored decimal otherwise. */
-function formatAmount(amount: string): string {
-  const match = /^(-?)(\d+)(\.\d+)?$/.exec(amount);
-  if (!match) return amount;
-  return `${match[1]}${match[2].replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${match[3] ?? ''}`;
 }
 
 function totalsTable(heading: string, rows: GroupTotal<string>[], withCurrency: boolean): string {

@@ -1,40 +1,4 @@
-/** Display formatting for the review pages: exact decimals (never through a JS number) and UTC times. */
-
-const ZERO_DECIMAL_CURRENCIES = new Set([
-  'BIF',
-  'CLP',
-  'DJF',
-  'GNF',
-  'ISK',
-  'JPY',
-  'KMF',
-  'KRW',
-  'PYG',
-  'RWF',
-  'UGX',
-  'VND',
-  'VUV',
-  'XAF',
-  'XOF',
-  'XPF',
-]);
-
-/**
- * `'1234567.5'` -> `'1,234,567.50'`: thousands grouped, padded to the currency's usual decimals, never
- * rounded (an amount with more decimals keeps them all). Anything that is not a plain decimal is returned
- * as it is.
- */
-export function formatAmount(amount: string | null, currency: string | null): string {
-  if (amount === null || amount === '') return '';
-  const match = /^(-?)(\d+)(?:\.(\d+))?$/.exec(amount);
-  if (!match) return amount;
-  const [, sign, whole, fraction = ''] = match;
-  const decimals = currency && ZERO_DECIMAL_CURRENCIES.has(currency) ? 0 : 2;
-  const trimmed = fraction.replace(/0+$/, '');
-  const shown = trimmed.length >= decimals ? trimmed : trimmed.padEnd(decimals, '0');
-  const grouped = whole.replace(/^0+(?=\d)/, '').replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  return `${sign}${grouped}${shown ? `.${shown}` : ''}`;
-}
+/** Display formatting for the review pages: UTC times, ages, labels (amounts: src/shared/formatAmount.ts). */
 
 /** `2025-03-04 13:05 UTC` (without the zone where a column header says UTC). */
 export function formatInstant(date: Date | null | undefined, withZone = true): string {

@@ -3,8 +3,10 @@
  * small pieces several pages share: status badge, kind tag, amount cell. Pages are built with the escaping
  * `html` template of `html.ts`; the stylesheet is inline because the security headers allow no other source.
  */
+
+import { formatAmount } from '../shared/formatAmount.js';
 import type { DiscrepancyStatus } from '../shared/status.js';
-import { formatAmount, humanise } from './format.js';
+import { humanise } from './format.js';
 import { html, type SafeHtml, trusted } from './html.js';
 
 /** A one-shot message shown on the next page (after a redirect). */

@@ -3,9 +3,10 @@
  * the sortable table with its bulk acknowledge/resolve form, and paging. Every link keeps the filter.
  */
 import type { DiscrepancySummary } from '../discrepancies/discrepancyTypes.js';
+import { formatAmount } from '../shared/formatAmount.js';
 import type { DiscrepancyStatus } from '../shared/status.js';
 import { DISCREPANCY_KINDS, DISCREPANCY_STATUSES } from '../shared/status.js';
-import { formatAge, formatAmount, formatInstant, humanise } from './format.js';
+import { formatAge, formatInstant, humanise } from './format.js';
 import { html, type SafeHtml, trusted } from './html.js';
 import { amountCell, type Flash, kindTag, layout, statusBadge, type Viewer } from './layout.js';
 import type { ParsedFilter, SortColumn } from './reviewFilter.js';
