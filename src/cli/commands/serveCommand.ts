@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { createReviewServer } from '../../review/createReviewServer.js';
 import { UsageError } from '../errors/UsageError.js';
+import { ensurePortFree, explainListenError, parsePort } from '../listenPort.js';
 import { openCliDatabase } from '../openCliDatabase.js';
 
 export const serveUsage =
@@ -18,9 +19,7 @@ const MIN_TOKEN_LENGTH = 16;
  */
 export async function serveCommand(args: string[]): Promise<number> {
   const { values } = parseServeArgs(args);
-  const port = Number(values.port);
-  if (!/^\d{1,5}$/.test(String(values.port)) || port > 65535)
-    throw new UsageError(`--port must be a port number (got ${values.port})`);
+  const port = parsePort(values.port);
   const host = String(values.host);
   const fromEnv = process.env.REVIEW_TOKEN;
   if (fromEnv !== undefined && fromEnv.length < MIN_TOKEN_LENGTH)
@@ -35,10 +34,13 @@ export async function serveCommand(args: string[]): Promise<number> {
       censor: '[redacted]',
     },
   });
+  await ensurePortFree(port, host);
   const database = await openCliDatabase();
   const server = createReviewServer({ pool: database.pool, token, logger });
   try {
-    const address = await server.listen({ port, host });
+    const address = await server
+      .listen({ port, host })
+      .catch((error: NodeJS.ErrnoException) => Promise.reject(explainListenError(error, port, host)));
     const url = displayUrl(address, host);
     console.log(`review page: ${url}`);
     console.log(
