@@ -45,9 +45,12 @@ describe('CLI exit codes: 0 success, 1 failure, 2 usage (child processes)', func
         return runCli(args, { ...database.env(), LOG_LEVEL: 'silent', REVIEW_TOKEN: undefined });
       }
 
-      it('migrate succeeds: 0', async () => {
+      it('migrate succeeds: 0, saying on stderr when it falls back to the embedded server', async () => {
         const run = await cli('migrate');
         expect(run.code, run.stderr).to.equal(0);
+        const notice = 'DATABASE_URL is not set: using the embedded PostgreSQL under';
+        if (database.name === 'DATABASE_URL') expect(run.stderr).not.to.include(notice);
+        else expect(run.stderr).to.include(`${notice} ${join(embeddedDir, 'postgres')}`);
       });
 
       it('reconcile of a file that does not exist: 1, naming the file', async () => {

@@ -67,6 +67,8 @@ describe('package entry point', () => {
       expect(error, name).to.include({ name, code, partner: 'p', key: 'k', intentId: '7' });
       expect(error.message, name).to.be.a('string').and.not.equal('');
     }
+    expect(new api.DatabaseNotConfiguredError()).to.be.instanceOf(api.LedgerError);
+    expect(new api.DatabaseNotConfiguredError()).to.include({ code: 'DATABASE_NOT_CONFIGURED' });
     expect(new api.PartnerRejected('declined', { code: '51' })).to.include({
       name: 'PartnerRejected',
       partnerCode: '51',

@@ -1,3 +1,4 @@
+export { DatabaseNotConfiguredError } from './DatabaseNotConfiguredError.js';
 export { IdempotencyKeyConflictError } from './IdempotencyKeyConflictError.js';
 export { IntentInFlightError } from './IntentInFlightError.js';
 export { IntentNotExecutedError } from './IntentNotExecutedError.js';
