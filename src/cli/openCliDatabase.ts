@@ -6,6 +6,7 @@ import {
   DEFAULT_POOL_SIZE,
 } from '../database/databaseDefaults.js';
 import { migrate } from '../database/migrate.js';
+import { assertSchemaNotNewer } from '../database/schemaGuard.js';
 import { openDatabase, poolOf } from '../ledger/createLedger.js';
 
 /** The database a CLI command works on: `DATABASE_URL`, or the embedded server under `.data/postgres`. */
@@ -36,6 +37,7 @@ export async function openCliDatabase(options: { migrate?: boolean } = {}): Prom
   );
   try {
     if (options.migrate ?? true) await migrate(dataSource);
+    else await assertSchemaNotNewer(dataSource);
   } catch (error) {
     await release();
     throw error;

@@ -3,6 +3,7 @@ import type { DataSource } from 'typeorm';
 import { createDataSource } from '../database/createDataSource.js';
 import { type EmbeddedServer, startEmbeddedPostgres } from '../database/embeddedPostgres.js';
 import { migrate } from '../database/migrate.js';
+import { assertSchemaNotNewer } from '../database/schemaGuard.js';
 import { DatabaseNotConfiguredError } from '../shared/errors/DatabaseNotConfiguredError.js';
 import { Ledger } from './ledger.js';
 import { type LedgerOptions, resolveLedgerOptions } from './options.js';
@@ -10,7 +11,8 @@ import { type LedgerOptions, resolveLedgerOptions } from './options.js';
 /**
  * Opens the ledger: connects to `dataSource`, `databaseUrl` or `DATABASE_URL` (or, only when the caller
  * opted in with `embedded`, to a private embedded PostgreSQL), applies pending migrations unless
- * `migrate: false`, and returns the facade. With none of them it throws {@link DatabaseNotConfiguredError}
+ * `migrate: false`, refuses a database migrated by a newer version (`SchemaTooNewError`), and returns the
+ * facade. With none of them it throws {@link DatabaseNotConfiguredError}
  * before touching anything.
  */
 export async function createLedger(options: LedgerOptions = {}): Promise<Ledger> {
@@ -23,6 +25,7 @@ export async function createLedger(options: LedgerOptions = {}): Promise<Ledger>
   );
   try {
     if (resolved.migrate) await migrate(dataSource);
+    else await assertSchemaNotNewer(dataSource);
     return new Ledger(dataSource, poolOf(dataSource), resolved, release);
   } catch (error) {
     await release();

@@ -9,3 +9,4 @@ export { LedgerError, type LedgerErrorContext } from './LedgerError.js';
 export { LedgerUnavailableError } from './LedgerUnavailableError.js';
 export { PartnerNotExecuted } from './PartnerNotExecuted.js';
 export { PartnerRejected } from './PartnerRejected.js';
+export { SchemaTooNewError } from './SchemaTooNewError.js';
