@@ -1,4 +1,4 @@
-import { LedgerError } from './LedgerError.js';
+import { LedgerError, NO_INTENT } from './LedgerError.js';
 
 /**
  * `createLedger()` was given no database. The ledger refuses to guess: a private embedded server per process
@@ -14,7 +14,7 @@ export class DatabaseNotConfiguredError extends LedgerError {
     super(
       'no database configured: set DATABASE_URL or pass createLedger({ databaseUrl }) (or a dataSource); ' +
         'for a local trial only, opt in to a private embedded PostgreSQL with createLedger({ embedded: true })',
-      {},
+      NO_INTENT,
     );
   }
 }

@@ -1,4 +1,4 @@
-import { LedgerError } from './LedgerError.js';
+import { LedgerError, NO_INTENT } from './LedgerError.js';
 
 /**
  * The database was migrated by a newer intent-ledger than this one: it records a migration this build does
@@ -18,7 +18,7 @@ export class SchemaTooNewError extends LedgerError {
       `the database was migrated by a newer version of intent-ledger: it records migration ` +
         `${context.unknownMigrations.join(', ')}, which this version does not know (it knows up to ` +
         `${context.newestKnown}). Upgrade intent-ledger here before running it against this database.`,
-      {},
+      NO_INTENT,
     );
     this.unknownMigrations = context.unknownMigrations;
     this.newestKnown = context.newestKnown;
