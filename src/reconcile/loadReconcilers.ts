@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ReconcilerConfig } from './reconcilerConfig.js';
@@ -23,9 +23,9 @@ const DECLARATION_FILE = /\.d\.(ts|mts|cts)$/;
 
 /**
  * Loads every `.ts .mts .cts .js .mjs .cjs` file of the directory (not declarations), validates each default
- * export whole (source included), and refuses two files for one partner. Every file goes through tsx, so
- * partners can be added in TypeScript without a build step, and `'intent-ledger'` resolves to the running
- * package from wherever the directory is.
+ * export whole (source included), and refuses two files for one partner. TypeScript files go through tsx,
+ * so partners can be added without a build step; in every file `'intent-ledger'` resolves to the running
+ * package, from wherever the directory is.
  */
 export async function loadReconcilers(dir: string): Promise<LoadedReconciler[]> {
   let names: string[];
@@ -60,9 +60,35 @@ export async function loadReconciler(dir: string, partner: string): Promise<Load
 /** A reconciler file's default export, whatever module system wrote it. */
 async function loadModule(file: string): Promise<unknown> {
   resolveOwnPackageByName();
-  const { tsImport } = await import('tsx/esm/api');
-  const namespace = (await tsImport(pathToFileURL(file).href, __filename)) as { default?: unknown };
-  return defaultExport(namespace);
+  if (/\.(ts|mts|cts)$/.test(file)) {
+    const namespace = await (await loadTsx(file)).tsImport(pathToFileURL(file).href, __filename);
+    return defaultExport(namespace as { default?: unknown });
+  }
+  // import() keeps what it loaded by URL (and CommonJS by file name): a file edited since, loaded again by
+  // a long-lived process, must be read again, not served from the cache.
+  const url = new URL(pathToFileURL(file));
+  url.searchParams.set('version', String(statSync(file).mtimeMs));
+  delete require.cache[file];
+  const namespace: unknown = await import(url.href);
+  return defaultExport(namespace as { default?: unknown });
+}
+
+/**
+ * tsx (with esbuild, about 12 MB) loads TypeScript reconcilers. It is an optional peer: JavaScript
+ * reconcilers and the library need nothing of it.
+ */
+async function loadTsx(file: string): Promise<typeof import('tsx/esm/api')> {
+  try {
+    return await import('tsx/esm/api');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') throw error;
+    throw new Error(
+      `${file}: loading a TypeScript reconciler needs the optional package tsx, which is not installed: ` +
+        'install it beside intent-ledger (npm install tsx), or write the reconciler as .js, .mjs or .cjs',
+      { cause: error },
+    );
+  }
 }
 
 /**
