@@ -1,4 +1,4 @@
-import { defineReconciler } from '../src/reconcile/reconcilerConfig.js';
+import { defineReconciler } from 'intent-ledger';
 
 /**
  * acme-pay: a Brazilian card acquirer. Its back office drops one settlement file per day, exported the way

@@ -1,4 +1,4 @@
-import { defineReconciler } from '../src/reconcile/reconcilerConfig.js';
+import { defineReconciler } from 'intent-ledger';
 
 /**
  * globex-sms: an SMS provider that bills per message and exposes what it sent as a JSON listing with cursor

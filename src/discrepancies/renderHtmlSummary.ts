@@ -6,8 +6,8 @@ import type { CurrencyTotal, GroupTotal, SummaryData } from './summaryData.js';
 
 /**
  * The HTML report: one self-contained page (inline CSS and SVG, no script, no external font, image or
- * stylesheet, and a Content-Security-Policy that forbids loading any) with the totals of open discrepancies
- * and amount at risk by currency, partner and kind (one line per currency: amounts of different currencies
+ * stylesheet, and a Content-Security-Policy that forbids loading any) with the totals of unsettled (open and
+ * acknowledged) discrepancies and amount at risk by currency, partner and kind (one line per currency: amounts of different currencies
  * are never added), an ageing view, bar charts, and the table. Prints on A4 landscape. Every piece of text
  * that came from a partner or a person is HTML-escaped.
  */
@@ -29,37 +29,37 @@ export function renderHtmlSummary(data: SummaryData, options: { title?: string }
 <p class="meta">Generated ${escapeHtml(data.generatedAt.toISOString())} &middot; ${escapeHtml(describeFilter(data.filter))}</p>
 </header>
 <section class="cards">
-<div class="card"><div class="big">${formatCount(data.open.count)}</div><div>open discrepancies</div></div>
-${data.open.byCurrency
+<div class="card"><div class="big">${formatCount(data.atRisk.count)}</div><div>unsettled discrepancies (${splitCounts(data.atRisk.byCurrency)})</div></div>
+${data.atRisk.byCurrency
   .map(
     (t) =>
-      `<div class="card"><div class="big">${escapeHtml(formatAmount(t.amountAtRisk))} <small>${escapeHtml(currencyLabel(t.currency))}</small></div><div>open amount at risk (${formatCount(t.count)} open${t.withoutAmount ? `, ${t.withoutAmount} without amount` : ''})</div></div>`,
+      `<div class="card"><div class="big">${escapeHtml(formatAmount(t.amountAtRisk))} <small>${escapeHtml(currencyLabel(t.currency))}</small></div><div>amount at risk, open and acknowledged (${formatCount(t.count)} unsettled${t.acknowledged.count ? `, of which ${formatCount(t.acknowledged.count)} acknowledged: ${escapeHtml(formatAmount(t.acknowledged.amountAtRisk))}` : ''}${t.withoutAmount ? `, ${t.withoutAmount} without amount` : ''})</div></div>`,
   )
   .join('\n')}
 <div class="card"><div>${data.statusCounts.map((s) => `${escapeHtml(s.status)}: <b>${formatCount(s.count)}</b>`).join(' &middot; ') || 'no discrepancies'}</div><div>by status</div></div>
 </section>
-<p class="note">Totals count <b>open</b> discrepancies matching the partner, kind, date and search filters; amounts are summed per currency, never across currencies.</p>
+<p class="note">Totals count <b>unsettled</b> discrepancies (open and acknowledged: nothing is settled until resolved or dismissed) matching the partner, kind, date and search filters; amounts are summed per currency, never across currencies.</p>
 
 <section class="grid">
 <div>
-<h2>Open by currency</h2>
+<h2>At risk by currency</h2>
 ${totalsTable(
   'Currency',
-  data.open.byCurrency.map((t) => ({ ...t, key: currencyLabel(t.currency) })),
+  data.atRisk.byCurrency.map((t) => ({ ...t, key: currencyLabel(t.currency) })),
   false,
 )}
-<h2>Open by partner</h2>
-${totalsTable('Partner', data.open.byPartner, true)}
-<h2>Open by kind</h2>
-${totalsTable('Kind', data.open.byKind, true)}
+<h2>At risk by partner</h2>
+${totalsTable('Partner', data.atRisk.byPartner, true)}
+<h2>At risk by kind</h2>
+${totalsTable('Kind', data.atRisk.byKind, true)}
 </div>
 <div>
-<h2>Open amount at risk by partner</h2>
-${partnerCharts(data.open.byPartner)}
-<h2>Open discrepancies by kind</h2>
+<h2>Amount at risk by partner</h2>
+${partnerCharts(data.atRisk.byPartner)}
+<h2>Unsettled discrepancies by kind</h2>
 ${barChart(
-  'Open discrepancies by kind',
-  countBy(data.open.byKind).map(([kind, count]) => ({
+  'Unsettled discrepancies by kind',
+  countBy(data.atRisk.byKind).map(([kind, count]) => ({
     label: kind,
     value: new Decimal(count),
     text: formatCount(count),
@@ -69,11 +69,15 @@ ${barChart(
 </section>
 
 <section>
-<h2>Ageing of open discrepancies</h2>
+<h2>Ageing of unsettled discrepancies</h2>
 ${ageingTable(data)}
 ${barChart(
-  'Open discrepancies by age',
-  data.open.ageing.map((a) => ({ label: a.bucket, value: new Decimal(a.count), text: formatCount(a.count) })),
+  'Unsettled discrepancies by age',
+  data.atRisk.ageing.map((a) => ({
+    label: a.bucket,
+    value: new Decimal(a.count),
+    text: formatCount(a.count),
+  })),
 )}
 </section>
 
@@ -145,18 +149,25 @@ function currencyLabel(currency: string | null): string {
 }
 
 function totalsTable(heading: string, rows: GroupTotal<string>[], withCurrency: boolean): string {
-  if (rows.length === 0) return '<p class="meta">No open discrepancies.</p>';
+  if (rows.length === 0) return '<p class="meta">No unsettled discrepancies.</p>';
   return `<table>
-<thead><tr><th>${escapeHtml(heading)}</th>${withCurrency ? '<th>Currency</th>' : ''}<th class="num">Open</th><th class="num">Amount at risk</th></tr></thead>
+<thead><tr><th>${escapeHtml(heading)}</th>${withCurrency ? '<th>Currency</th>' : ''}<th class="num">Unsettled</th><th class="num">of which acknowledged</th><th class="num">Amount at risk</th></tr></thead>
 <tbody>
 ${rows
   .map(
     (r) =>
-      `<tr><td class="wrap">${escapeHtml(r.key)}</td>${withCurrency ? `<td>${escapeHtml(currencyLabel(r.currency))}</td>` : ''}<td class="num">${formatCount(r.count)}</td><td class="num">${amountWithUnknown(r)}</td></tr>`,
+      `<tr><td class="wrap">${escapeHtml(r.key)}</td>${withCurrency ? `<td>${escapeHtml(currencyLabel(r.currency))}</td>` : ''}<td class="num">${formatCount(r.count)}</td><td class="num">${formatCount(r.acknowledged.count)}</td><td class="num">${amountWithUnknown(r)}</td></tr>`,
   )
   .join('\n')}
 </tbody>
 </table>`;
+}
+
+/** `N open, M acknowledged`: the two statuses behind an unsettled count. */
+function splitCounts(byCurrency: CurrencyTotal[]): string {
+  const count = byCurrency.reduce((sum, t) => sum + t.count, 0);
+  const acknowledged = byCurrency.reduce((sum, t) => sum + t.acknowledged.count, 0);
+  return `${formatCount(count - acknowledged)} open, ${formatCount(acknowledged)} acknowledged`;
 }
 
 function amountWithUnknown(total: CurrencyTotal): string {
@@ -165,11 +176,11 @@ function amountWithUnknown(total: CurrencyTotal): string {
 }
 
 function ageingTable(data: SummaryData): string {
-  const currencies = [...new Set(data.open.byCurrency.map((t) => t.currency))];
+  const currencies = [...new Set(data.atRisk.byCurrency.map((t) => t.currency))];
   return `<table>
-<thead><tr><th>Open for</th><th class="num">Open</th>${currencies.map((c) => `<th class="num">At risk ${escapeHtml(currencyLabel(c))}</th>`).join('')}</tr></thead>
+<thead><tr><th>Waiting for</th><th class="num">Unsettled</th>${currencies.map((c) => `<th class="num">At risk ${escapeHtml(currencyLabel(c))}</th>`).join('')}</tr></thead>
 <tbody>
-${data.open.ageing
+${data.atRisk.ageing
   .map((a) => {
     const cells = currencies.map((c) => {
       const total = a.byCurrency.find((t) => t.currency === c);
@@ -182,14 +193,14 @@ ${data.open.ageing
 </table>`;
 }
 
-/** One chart per currency: bars of the open amount at risk per partner, scaled within that currency. */
+/** One chart per currency: bars of the amount at risk (open and acknowledged) per partner, scaled within that currency. */
 function partnerCharts(byPartner: GroupTotal<string>[]): string {
   const currencies = [...new Set(byPartner.map((t) => t.currency))];
-  if (currencies.length === 0) return '<p class="meta">No open discrepancies.</p>';
+  if (currencies.length === 0) return '<p class="meta">No unsettled discrepancies.</p>';
   return currencies
     .map((currency) =>
       barChart(
-        `Open amount at risk by partner, ${currencyLabel(currency)}`,
+        `Amount at risk by partner, ${currencyLabel(currency)}`,
         byPartner
           .filter((t) => t.currency === currency)
           .map((t) => ({
@@ -232,7 +243,7 @@ function barChart(title: string, bars: { label: string; value: Decimal; text: st
   return `<svg role="img" aria-labelledby="${id}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}">
 <title id="${id}">${escapeHtml(title)}</title>
 <text class="chart-title" x="0" y="14">${escapeHtml(title)}</text>
-${bars.length ? rows.join('\n') : `<text x="0" y="${top + 14}">nothing open</text>`}
+${bars.length ? rows.join('\n') : `<text x="0" y="${top + 14}">nothing unsettled</text>`}
 </svg>`;
 }
 

@@ -5,19 +5,30 @@ import type { DiscrepancyFilter, DiscrepancySummary } from './discrepancyTypes.j
 import { streamDiscrepanciesKeyset } from './keysetDiscrepancies.js';
 import { countDiscrepancies } from './listDiscrepancies.js';
 
-/** How long open discrepancies have been open (since they were raised), in PostgreSQL's clock. */
+/**
+ * The statuses whose money is still at risk: nothing is settled until a discrepancy is resolved or
+ * dismissed. Acknowledging one says someone is on it; its amount stays in every "at risk" total.
+ */
+const UNSETTLED = "d.status IN ('open', 'acknowledged')";
+
+/** How long unsettled discrepancies have been waiting (since they were raised), in PostgreSQL's clock. */
 const AGE_BUCKETS = ['<1d', '1-3d', '3-7d', '7-30d', '>30d'] as const;
 type AgeBucket = (typeof AGE_BUCKETS)[number];
 
-/** Open discrepancies of one group in one currency. Amounts are never added across currencies. */
+/**
+ * Unsettled (open and acknowledged) discrepancies of one group in one currency. Amounts are never added
+ * across currencies.
+ */
 export interface CurrencyTotal {
   /** ISO 4217 code; null for discrepancies whose currency is unknown. */
   currency: string | null;
   count: number;
-  /** Exact sum (PostgreSQL numeric) of the known amounts at risk. */
+  /** Exact sum (PostgreSQL numeric) of the known amounts at risk, open and acknowledged together. */
   amountAtRisk: string;
   /** How many of `count` have no amount at risk (not in the sum). */
   withoutAmount: number;
+  /** The acknowledged part of `count` and `amountAtRisk` (someone is on it; the rest is still open). */
+  acknowledged: { count: number; amountAtRisk: string };
 }
 
 export interface GroupTotal<K extends string> extends CurrencyTotal {
@@ -31,10 +42,10 @@ export interface SummaryData {
   /** Discrepancies by status for the filter without its status part. */
   statusCounts: { status: DiscrepancyStatus; count: number }[];
   /**
-   * Totals of OPEN discrepancies matching the filter's partner, kind, since and search (the status filter
-   * applies to the table only): what is still waiting for someone.
+   * Totals of UNSETTLED discrepancies (open and acknowledged) matching the filter's partner, kind, since and
+   * search (the status filter applies to the table only): the money still at risk.
    */
-  open: {
+  atRisk: {
     count: number;
     byCurrency: CurrencyTotal[];
     byPartner: GroupTotal<string>[];
@@ -57,6 +68,8 @@ interface AggregateRow {
   count: string;
   amount: string;
   without_amount: string;
+  acknowledged: string;
+  acknowledged_amount: string;
 }
 
 /**
@@ -71,24 +84,26 @@ export async function summaryData(
   const tableLimit = options.tableLimit ?? 1000;
   const { status: _status, limit: _limit, offset: _offset, ...scope } = filter;
 
-  const open = new DiscrepancyQuery(scope);
+  const unsettled = new DiscrepancyQuery(scope);
   const aggregates = await db.query<AggregateRow>(
     `WITH o AS (
-       SELECT d.partner, d.kind, d.currency, d.amount_at_risk,
+       SELECT d.partner, d.kind, d.currency, d.amount_at_risk, d.status,
               CASE WHEN now() - d.created_at < interval '1 day' THEN '<1d'
                    WHEN now() - d.created_at < interval '3 days' THEN '1-3d'
                    WHEN now() - d.created_at < interval '7 days' THEN '3-7d'
                    WHEN now() - d.created_at < interval '30 days' THEN '7-30d'
                    ELSE '>30d' END AS bucket
-         FROM discrepancies d ${open.where(["d.status = 'open'"])}
+         FROM discrepancies d ${unsettled.where([UNSETTLED])}
      )
      SELECT grouping(partner, kind, bucket) AS set, partner, kind, bucket, currency,
             count(*) AS count, coalesce(sum(amount_at_risk), 0)::text AS amount,
-            count(*) - count(amount_at_risk) AS without_amount
+            count(*) - count(amount_at_risk) AS without_amount,
+            count(*) FILTER (WHERE status = 'acknowledged') AS acknowledged,
+            coalesce(sum(amount_at_risk) FILTER (WHERE status = 'acknowledged'), 0)::text AS acknowledged_amount
        FROM o
       GROUP BY GROUPING SETS ((currency), (partner, currency), (kind, currency), (bucket, currency))
       ORDER BY set, partner, kind, bucket, currency NULLS LAST`,
-    open.values,
+    unsettled.values,
   );
   const byStatus = new DiscrepancyQuery(scope);
   const [statuses, clock, totalRows, rows] = await Promise.all([
@@ -110,6 +125,7 @@ export async function summaryData(
     count: Number(row.count),
     amountAtRisk: row.amount,
     withoutAmount: Number(row.without_amount),
+    acknowledged: { count: Number(row.acknowledged), amountAtRisk: row.acknowledged_amount },
   });
   const byCurrency = of(0b111).map(total);
   const ageingRows = of(0b110);
@@ -117,7 +133,7 @@ export async function summaryData(
     generatedAt: clock.rows[0].now,
     filter,
     statusCounts: statuses.rows.map((row) => ({ status: row.status, count: Number(row.count) })),
-    open: {
+    atRisk: {
       count: byCurrency.reduce((sum, row) => sum + row.count, 0),
       byCurrency,
       byPartner: of(0b011).map((row) => ({ key: row.partner as string, ...total(row) })),

@@ -3,12 +3,17 @@ import type { DataSource } from 'typeorm';
 import { createDataSource } from '../database/createDataSource.js';
 import { type EmbeddedServer, startEmbeddedPostgres } from '../database/embeddedPostgres.js';
 import { migrate } from '../database/migrate.js';
+import { assertSchemaNotNewer } from '../database/schemaGuard.js';
+import { DatabaseNotConfiguredError } from '../shared/errors/DatabaseNotConfiguredError.js';
 import { Ledger } from './ledger.js';
 import { type LedgerOptions, resolveLedgerOptions } from './options.js';
 
 /**
- * Opens the ledger: connects (to `databaseUrl`, `DATABASE_URL`, or an embedded PostgreSQL under
- * `.data/` when neither is set), applies pending migrations unless `migrate: false`, and returns the facade.
+ * Opens the ledger: connects to `dataSource`, `databaseUrl` or `DATABASE_URL` (or, only when the caller
+ * opted in with `embedded`, to a private embedded PostgreSQL), applies pending migrations unless
+ * `migrate: false`, refuses a database migrated by a newer version (`SchemaTooNewError`), and returns the
+ * facade. With none of them it throws {@link DatabaseNotConfiguredError}
+ * before touching anything.
  */
 export async function createLedger(options: LedgerOptions = {}): Promise<Ledger> {
   const resolved = resolveLedgerOptions(options);
@@ -20,6 +25,7 @@ export async function createLedger(options: LedgerOptions = {}): Promise<Ledger>
   );
   try {
     if (resolved.migrate) await migrate(dataSource);
+    else await assertSchemaNotNewer(dataSource);
     return new Ledger(dataSource, poolOf(dataSource), resolved, release);
   } catch (error) {
     await release();
@@ -33,10 +39,13 @@ export interface OpenedDatabase {
   release: () => Promise<void>;
 }
 
-/** Connects to the configured database, starting the embedded server when no URL is configured. */
+/**
+ * Connects to the configured database: the data source, else the URL, else the embedded server when
+ * `embeddedDataDir` says where (the caller opted in), else {@link DatabaseNotConfiguredError}.
+ */
 export async function openDatabase(
   options: Pick<LedgerOptions, 'databaseUrl' | 'dataSource'>,
-  embeddedDataDir: string,
+  embeddedDataDir: string | undefined,
   poolSize: number,
   queryTimeoutMs: number,
 ): Promise<OpenedDatabase> {
@@ -51,6 +60,7 @@ export async function openDatabase(
   let embedded: EmbeddedServer | undefined;
   let url = options.databaseUrl ?? process.env.DATABASE_URL;
   if (!url) {
+    if (embeddedDataDir === undefined) throw new DatabaseNotConfiguredError();
     embedded = await startEmbeddedPostgres({ dataDir: embeddedDataDir, persistent: true });
     url = embedded.url;
   }

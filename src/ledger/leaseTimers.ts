@@ -25,6 +25,8 @@ export class AttemptLease {
     readonly attempt: number,
     /** When to fire, on {@link LeaseTimers.now}'s clock, before the lease ends in the database. */
     readonly fireAt: number,
+    /** The intent's partner and key, for the errors of a two-phase caller that names only the id. */
+    readonly intent: { partner: string; key: string },
   ) {}
 
   /** Aborts before the lease ends. */
@@ -91,12 +93,22 @@ export class LeaseTimers {
    * disarmed first. Arming the same pair again (an id reused after the intents were truncated) finds the new
    * lease from then on; the older one still fires at its time.
    */
-  arm(intentId: string, attempt: number, fireAt: number): AttemptLease {
-    const lease = new AttemptLease(intentId, attempt, fireAt);
+  arm(
+    intentId: string,
+    attempt: number,
+    fireAt: number,
+    intent: { partner: string; key: string },
+  ): AttemptLease {
+    const lease = new AttemptLease(intentId, attempt, fireAt, intent);
     this.leases.set(leaseKey(intentId, attempt), lease);
     this.insert(lease);
     if (fireAt < this.timerAt) this.schedule(fireAt);
     return lease;
+  }
+
+  /** The lease of (`intentId`, `attempt`) while it is armed; `undefined` once settled or fired. */
+  find(intentId: string, attempt: number): AttemptLease | undefined {
+    return this.leases.get(leaseKey(intentId, attempt));
   }
 
   /** Settles the lease of (`intentId`, `attempt`): it will not fire. A no-op if it fired or is unknown. */

@@ -5,6 +5,7 @@ import { IdempotencyKeyConflictError } from '../shared/errors/IdempotencyKeyConf
 import { IntentNotExecutedError } from '../shared/errors/IntentNotExecutedError.js';
 import { IntentOutcomeUnknownError } from '../shared/errors/IntentOutcomeUnknownError.js';
 import { IntentRejectedError, type RejectionReason } from '../shared/errors/IntentRejectedError.js';
+import { LedgerClosedError } from '../shared/errors/LedgerClosedError.js';
 import type { Logger } from '../shared/logger.js';
 import { IntentStatus } from '../shared/status.js';
 import type {
@@ -33,7 +34,7 @@ import { correctNotExecutedIntent } from './sql/correctNotExecutedIntent.js';
 import { getIntentById, getIntentWithAttempts } from './sql/getIntentWithAttempts.js';
 import { reclaimIntent } from './sql/reclaimIntent.js';
 import { type FailedOutcome, settleAttemptWithoutExecution } from './sql/settleAttemptWithoutExecution.js';
-import { inDatabase, unavailable } from './unavailable.js';
+import { inDatabase, type StepContext, unavailable } from './unavailable.js';
 import { validateSpec } from './validateSpec.js';
 import { Workflow } from './workflow.js';
 
@@ -75,11 +76,11 @@ export class Ledger {
    * Returns the partner's result, now or replayed; throws a `LedgerError` saying why it did not call.
    */
   async run(spec: IntentSpec, call: PartnerCall): Promise<RunResult> {
-    const claimed = await this.claim(spec);
+    const claimed = await this.claim(spec, 'run');
     if (claimed.kind === 'replay') return claimed.result;
     const { intentId, attempt, lease } = claimed;
     const settled = await callWithinLease(call, intentId, spec.key, attempt, lease);
-    if (settled.kind === 'ok') return this.complete(intentId, attempt, settled.value);
+    if (settled.kind === 'ok') return this.record(spec, intentId, attempt, settled.value);
     if (settled.kind === 'error') {
       return this.fail(spec, intentId, attempt, this.options.classify(settled.error), settled.error);
     }
@@ -97,7 +98,7 @@ export class Ledger {
    * report with `complete` / `reject` / `notExecuted` / `unknown`) or a replay of a completed intent.
    */
   async begin(spec: IntentSpec): Promise<Claim | Replay> {
-    const claimed = await this.claim(spec);
+    const claimed = await this.claim(spec, 'begin');
     if (claimed.kind === 'replay') return claimed;
     const { lease } = claimed;
     return {
@@ -113,8 +114,8 @@ export class Ledger {
   }
 
   /** `begin`, handing back the attempt's lease itself (run() races the call against it). */
-  private async claim(spec: IntentSpec): Promise<LeasedClaim | Replay> {
-    this.assertOpen();
+  private async claim(spec: IntentSpec, method: string): Promise<LeasedClaim | Replay> {
+    this.assertOpen(method, { partner: spec?.partner, key: spec?.key });
     const input = validateSpec(spec, this.options.subMinorUnitPartners);
     const print = intentFingerprint(
       spec.operation,
@@ -166,6 +167,7 @@ export class Ledger {
           outcome.id,
           outcome.attempt,
           sentAt + this.options.leaseMs - this.options.abortMarginMs,
+          { partner: spec.partner, key: spec.key },
         );
         this.log.info(
           { partner: spec.partner, key: spec.key, intentId: outcome.id, attempt: outcome.attempt },
@@ -212,7 +214,20 @@ export class Ledger {
    * is kept in the attempt's history, raised as a `late_completion` discrepancy and a `LateCompletionError`
    * is thrown.
    */
-  async complete(intentId: string, attempt: number, result: CallResult = {}): Promise<RunResult> {
+  complete(intentId: string, attempt: number, result: CallResult = {}): Promise<RunResult> {
+    const intent = this.heldIntent(intentId, attempt);
+    this.assertOpen('complete', { ...intent, intentId });
+    return this.record(intent, intentId, attempt, result);
+  }
+
+  /** {@link complete} for an intent whose partner and key are known (or said to be unknown). */
+  private async record(
+    intent: StepContext,
+    intentId: string,
+    attempt: number,
+    result: CallResult,
+  ): Promise<RunResult> {
+    const about: StepContext = { partner: intent.partner, key: intent.key, intentId };
     this.leaseTimers.disarm(intentId, attempt);
     // `?.`: a JavaScript callback resolving null has still reported a success; losing it to a TypeError would
     // leave an executed call unrecorded.
@@ -223,7 +238,7 @@ export class Ledger {
     try {
       row = await completeAttempt(this.pool, completion);
     } catch (error) {
-      row = await this.retryCompletion(completion, error);
+      row = await this.retryCompletion(about, completion, error);
     }
     if (row) {
       this.log.info({ intentId, attempt }, 'intent completed');
@@ -236,10 +251,19 @@ export class Ledger {
         response,
       };
     }
-    const intent = await inDatabase('reading the intent', { intentId }, () =>
-      getIntentById(this.pool, intentId),
-    );
-    if (!intent) throw new RangeError(`complete: intent ${intentId} does not exist`);
+    const stored = await inDatabase('reading the intent', about, () => getIntentById(this.pool, intentId));
+    if (!stored) throw new RangeError(`complete: intent ${intentId} does not exist`);
+    return this.settleCompletionOf(stored, attempt, partnerReference, response);
+  }
+
+  /** The completion's write changed nothing: the same success again, or a late one for another outcome. */
+  private async settleCompletionOf(
+    intent: Intent,
+    attempt: number,
+    partnerReference: string | null,
+    response: Json | null,
+  ): Promise<RunResult> {
+    const intentId = intent.id;
     if (
       intent.status === IntentStatus.Completed &&
       (intent.attempt === attempt || intent.partnerHonoursKey) &&
@@ -257,7 +281,8 @@ export class Ledger {
     }
     let corrected = false;
     if (intent.status === IntentStatus.NotExecuted && intent.attempt === attempt) {
-      corrected = await inDatabase('correcting a not-executed intent', { intentId }, () =>
+      const about = { partner: intent.partner, key: intent.key, intentId };
+      corrected = await inDatabase('correcting a not-executed intent', about, () =>
         correctNotExecutedIntent(this.pool, { intentId, attempt, partnerReference, response }),
       );
     }
@@ -272,22 +297,28 @@ export class Ledger {
 
   /** Records that the partner definitely refused `attempt`. Returns false when the attempt was stale. */
   reject(intentId: string, attempt: number, reason: RejectionReason | string): Promise<boolean> {
-    const stored = typeof reason === 'string' ? { message: reason } : reason;
-    return this.settleFailure(intentId, attempt, 'rejected', stored as unknown as Json);
+    const intent = this.heldIntent(intentId, attempt);
+    this.assertOpen('reject', { ...intent, intentId });
+    return this.settleFailure(intent, intentId, attempt, 'rejected', rejectionJson(reason));
   }
 
   /** Records that `attempt` provably did not reach the partner; the next claim retries. */
   notExecuted(intentId: string, attempt: number, detail: string): Promise<boolean> {
-    return this.settleFailure(intentId, attempt, 'not_executed', { detail });
+    const intent = this.heldIntent(intentId, attempt);
+    this.assertOpen('notExecuted', { ...intent, intentId });
+    return this.settleFailure(intent, intentId, attempt, 'not_executed', { detail });
   }
 
   /** Records that the outcome of `attempt` is unknown; only reconciliation will settle it. */
   unknown(intentId: string, attempt: number, detail: string): Promise<boolean> {
-    return this.settleFailure(intentId, attempt, 'unknown', { detail });
+    const intent = this.heldIntent(intentId, attempt);
+    this.assertOpen('unknown', { ...intent, intentId });
+    return this.settleFailure(intent, intentId, attempt, 'unknown', { detail });
   }
 
   /** The intent for (partner, key) with its full attempt history, or null. */
   get(partner: string, key: string): Promise<Intent | null> {
+    this.assertOpen('get', { partner, key });
     return getIntentWithAttempts(this.pool, partner, key);
   }
 
@@ -300,12 +331,13 @@ export class Ledger {
     messageId: string,
     effect: (manager: EntityManager) => Promise<T>,
   ): Promise<InboxResult<T>> {
-    this.assertOpen();
+    this.assertOpen('inbox', NOT_AN_INTENT);
     return runInInbox(this.dataSource, consumer, messageId, effect);
   }
 
   /** A multi-step process whose steps are intents keyed `${key}:${step}`. */
   workflow(key: string): Workflow {
+    this.assertOpen('workflow', NOT_AN_INTENT);
     return new Workflow(this, key);
   }
 
@@ -316,6 +348,7 @@ export class Ledger {
    * deleted, and whether `signal` stopped it before the end (`interrupted`).
    */
   purge(options: PurgeOptions): Promise<PurgeResult> {
+    this.assertOpen('purge', NOT_AN_INTENT);
     return purgeExpired(this.pool, this.log, options);
   }
 
@@ -340,19 +373,20 @@ export class Ledger {
     const logContext = { partner: spec.partner, key: spec.key, intentId, attempt };
     switch (classification.outcome) {
       case 'rejected':
-        await this.reject(intentId, attempt, classification.reason);
+        await this.settleFailure(spec, intentId, attempt, 'rejected', rejectionJson(classification.reason));
         this.log.info({ ...logContext, reason: classification.reason.message }, 'partner rejected the call');
         throw new IntentRejectedError({ ...context, reason: classification.reason, replayed: false });
       case 'not_executed':
-        await this.notExecuted(intentId, attempt, classification.detail);
+        await this.settleFailure(spec, intentId, attempt, 'not_executed', { detail: classification.detail });
         this.log.info({ ...logContext, detail: classification.detail }, 'call not executed; safe to retry');
         throw new IntentNotExecutedError({ ...context, attempt, detail: classification.detail });
       case 'unknown':
         this.metrics.unknownOutcomes.inc({ partner: spec.partner });
         // If even this write fails, the intent stays in progress and is treated as unknown once its lease
         // ends: the caller's answer is the same either way.
-        await this.unknown(intentId, attempt, classification.detail).catch((error: unknown) =>
-          this.log.error({ ...logContext, err: errorSummary(error) }, 'could not record unknown outcome'),
+        await this.settleFailure(spec, intentId, attempt, 'unknown', { detail: classification.detail }).catch(
+          (error: unknown) =>
+            this.log.error({ ...logContext, err: errorSummary(error) }, 'could not record unknown outcome'),
         );
         this.log.warn(
           { ...logContext, detail: classification.detail },
@@ -363,13 +397,15 @@ export class Ledger {
   }
 
   private async settleFailure(
+    intent: StepContext,
     intentId: string,
     attempt: number,
     outcome: FailedOutcome,
     reason: Json,
   ): Promise<boolean> {
     this.leaseTimers.disarm(intentId, attempt);
-    const applied = await inDatabase(`recording ${outcome}`, { intentId }, () =>
+    const about = { partner: intent.partner, key: intent.key, intentId };
+    const applied = await inDatabase(`recording ${outcome}`, about, () =>
       settleAttemptWithoutExecution(this.pool, { intentId, attempt, outcome, reason, by: 'caller' }),
     );
     if (!applied)
@@ -386,7 +422,7 @@ export class Ledger {
     const late = callPromise.then(
       async (value) => {
         try {
-          await this.complete(intentId, attempt, value);
+          await this.record(spec, intentId, attempt, value);
           this.log.warn(
             { partner: spec.partner, key: spec.key, intentId, attempt },
             'late answer recorded after abort',
@@ -406,6 +442,7 @@ export class Ledger {
 
   /** After the first write of a completion failed with `firstError`: retries while the database is unreachable. */
   private async retryCompletion(
+    about: StepContext,
     completion: CompletionInput,
     firstError: unknown,
   ): Promise<CompletedRow | undefined> {
@@ -418,7 +455,7 @@ export class Ledger {
           'could not record completion; reconciliation will',
         );
         throw new IntentOutcomeUnknownError({
-          intentId,
+          ...about,
           attempt,
           cause: error,
           detail: 'the partner answered but the ledger could not record it; reconciliation will settle it',
@@ -433,8 +470,18 @@ export class Ledger {
     }
   }
 
-  private assertOpen(): void {
-    if (this.closed) throw new Error('the ledger is closed');
+  /**
+   * Partner and key of (`intentId`, `attempt`) while this process holds its lease: the two-phase API names
+   * only the id, and when the database is what failed they cannot be read back from it.
+   */
+  private heldIntent(intentId: string, attempt: number): StepContext {
+    const lease = this.leaseTimers.find(intentId, attempt);
+    return lease ? { partner: lease.intent.partner, key: lease.intent.key } : NOT_AN_INTENT;
+  }
+
+  /** Every method of a closed ledger throws the one {@link LedgerClosedError}, before any database work. */
+  private assertOpen(method: string, about: StepContext): void {
+    if (this.closed) throw new LedgerClosedError({ ...about, method });
   }
 }
 
@@ -445,6 +492,13 @@ interface LeasedClaim {
   attempt: number;
   leaseExpiresAt: Date;
   lease: AttemptLease;
+}
+
+/** What an error says about an intent it cannot name (the call is not about one, or it is not known here). */
+const NOT_AN_INTENT: StepContext = { partner: undefined, key: undefined };
+
+function rejectionJson(reason: RejectionReason | string): Json {
+  return (typeof reason === 'string' ? { message: reason } : reason) as unknown as Json;
 }
 
 function delay(ms: number): Promise<void> {

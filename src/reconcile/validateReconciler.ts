@@ -1,50 +1,112 @@
 import { validate as validCron } from 'node-cron';
+import { CSV_FIELDS, type CsvSourceConfig, csvSourceProblems } from '../reports/csvSourceConfig.js';
 import { toMilliseconds } from '../shared/duration.js';
+import { closestName } from './closestName.js';
+import { ReconcilerConfigError } from './errors/ReconcilerConfigError.js';
 import type { ReconcilerConfig } from './reconcilerConfig.js';
 
+/** The keys each level of a reconciler may have; anything else is a typo or a setting that does not exist. */
+const KNOWN_KEYS = {
+  top: [
+    'partner',
+    'schedule',
+    'timezone',
+    'stuckAfter',
+    'settlementLag',
+    'deadline',
+    'maxRejectedRatio',
+    'match',
+    'coverage',
+    'source',
+  ],
+  match: ['by', 'amountTolerance', 'timeWindow'],
+  coverage: ['from', 'to'],
+  csv: [
+    'type',
+    'path',
+    'delimiter',
+    'quote',
+    'encoding',
+    'skipLines',
+    'decimalSeparator',
+    'thousandsSeparator',
+    'dateFormat',
+    'columns',
+  ],
+  api: [
+    'type',
+    'mode',
+    'baseUrl',
+    'path',
+    'auth',
+    'pagination',
+    'itemsField',
+    'query',
+    'window',
+    'fields',
+    'timeoutMs',
+    'retries',
+    'retryBaseMs',
+    'lookup',
+  ],
+  fields: [...CSV_FIELDS],
+  auth: ['header', 'env', 'scheme'],
+  window: ['fromParam', 'toParam'],
+  lookup: ['path', 'itemsField'],
+  cursor: ['type', 'cursorParam', 'nextCursorField', 'limitParam', 'limit'],
+  page: ['type', 'pageParam', 'sizeParam', 'size', 'firstPage'],
+  none: ['type'],
+} as const;
+
+type Problems = string[];
+
 /**
- * Checks a reconciler module's default export and applies the documented defaults, so a typo in a partner
- * file fails at load time with the file and field named, not at 3 a.m. in the middle of a run.
+ * Checks a reconciler module's default export whole, source included, and applies the documented defaults,
+ * so a typo in a partner file fails when the file is loaded, with every problem of the file at once (field
+ * named, unknown keys with the closest known one), not at 3 a.m. in the middle of a run.
+ * @throws ReconcilerConfigError listing every problem
  */
 export function validateReconciler(value: unknown, file: string): ReconcilerConfig {
-  const fail = (field: string, problem: string): never => {
-    throw new TypeError(`${file}: ${field} ${problem}`);
-  };
-  if (typeof value !== 'object' || value === null)
-    fail('default export', 'must be a reconciler object (defineReconciler({...}))');
-  const config = value as ReconcilerConfig;
-  if (typeof config.partner !== 'string' || !config.partner) fail('partner', 'must be a non-empty string');
+  if (!isObject(value))
+    throw new ReconcilerConfigError(file, [
+      'default export must be a reconciler object (export default defineReconciler({...}))',
+    ]);
+  const problems: Problems = [];
+  const config = value as unknown as ReconcilerConfig;
+  unknownKeys(value, KNOWN_KEYS.top, '', problems);
+  if (typeof config.partner !== 'string' || !config.partner)
+    problems.push('partner must be a non-empty string');
   if (typeof config.schedule !== 'string' || !validCron(config.schedule)) {
-    fail(
-      'schedule',
-      `must be a node-cron expression such as "*/15 * * * *" (got ${JSON.stringify(config.schedule)})`,
+    problems.push(
+      `schedule must be a node-cron expression such as "*/15 * * * *" (got ${JSON.stringify(config.schedule)})`,
     );
   }
   const timezone = config.timezone ?? 'UTC';
   try {
     new Intl.DateTimeFormat('en', { timeZone: timezone });
   } catch {
-    fail('timezone', `"${timezone}" is not an IANA time zone such as "America/Sao_Paulo"`);
+    problems.push(`timezone "${timezone}" is not an IANA time zone such as "America/Sao_Paulo"`);
   }
   for (const field of ['stuckAfter', 'settlementLag', 'deadline'] as const) {
-    if (config[field] !== undefined) {
-      try {
-        toMilliseconds(config[field], field);
-      } catch (error) {
-        fail(field, (error as Error).message.replace(`${field}: `, ''));
-      }
-    }
+    if (config[field] !== undefined) duration(config[field], field, problems);
   }
   const ratio = config.maxRejectedRatio ?? 0.01;
   if (typeof ratio !== 'number' || !(ratio >= 0 && ratio <= 1))
-    fail('maxRejectedRatio', 'must be a number from 0 to 1');
+    problems.push(`maxRejectedRatio must be a number from 0 to 1 (got ${JSON.stringify(ratio)})`);
   const match = config.match ?? { by: 'reference' };
-  if (!['reference', 'partnerReference', 'amount'].includes(match.by)) {
-    fail('match.by', 'must be "reference", "partnerReference" or "amount"');
+  if (!isObject(match)) problems.push('match must be an object such as { by: "reference" }');
+  else {
+    unknownKeys(match, KNOWN_KEYS.match, 'match.', problems);
+    if (!['reference', 'partnerReference', 'amount'].includes(match.by))
+      problems.push(
+        `match.by must be "reference", "partnerReference" or "amount" (got ${JSON.stringify(match.by)})`,
+      );
+    if (match.by === 'amount' && match.timeWindow !== undefined)
+      duration(match.timeWindow, 'match.timeWindow', problems);
   }
-  if (!config.source || (config.source.type !== 'csv' && config.source.type !== 'api')) {
-    fail('source.type', 'must be "csv" or "api"');
-  }
+  if (config.coverage !== undefined) coverageProblems(config.coverage, problems);
+  sourceProblems(config.source, problems);
+  if (problems.length > 0) throw new ReconcilerConfigError(file, problems);
   return {
     ...config,
     timezone,
@@ -54,4 +116,124 @@ export function validateReconciler(value: unknown, file: string): ReconcilerConf
     maxRejectedRatio: ratio,
     match,
   };
+}
+
+function sourceProblems(source: unknown, problems: Problems): void {
+  if (!isObject(source) || (source.type !== 'csv' && source.type !== 'api')) {
+    problems.push('source.type must be "csv" or "api"');
+    return;
+  }
+  if (source.type === 'csv') {
+    unknownKeys(source, KNOWN_KEYS.csv, 'source.', problems);
+    let stringsOk = true;
+    if (typeof source.path !== 'string' || source.path.trim() === '')
+      problems.push('source.path must be a file path or glob such as "reports/acme-pay/*.csv"');
+    for (const field of [
+      'delimiter',
+      'quote',
+      'decimalSeparator',
+      'thousandsSeparator',
+      'dateFormat',
+      'encoding',
+    ]) {
+      if (source[field] !== undefined && typeof source[field] !== 'string') {
+        problems.push(`source.${field} must be a string (got ${JSON.stringify(source[field])})`);
+        stringsOk = false;
+      }
+    }
+    if (!isObject(source.columns)) {
+      problems.push('source.columns must map report headers, such as { reference: "ORDER" }');
+    } else unknownKeys(source.columns, KNOWN_KEYS.fields, 'source.columns.', problems);
+    // The separators' rules need strings to compare.
+    if (!stringsOk) return;
+    // Without columns, the rest of the source is still checked (a placeholder stands in for them).
+    const checked = isObject(source.columns) ? source : { ...source, columns: { reference: 'placeholder' } };
+    problems.push(
+      ...csvSourceProblems(checked as unknown as CsvSourceConfig).map((problem) => `source.${problem}`),
+    );
+    return;
+  }
+  unknownKeys(source, KNOWN_KEYS.api, 'source.', problems);
+  if (source.mode !== undefined && source.mode !== 'listing' && source.mode !== 'lookup')
+    problems.push(`source.mode must be "listing" or "lookup" (got ${JSON.stringify(source.mode)})`);
+  if (
+    typeof source.baseUrl !== 'string' ||
+    !/^https?:\/\//.test(source.baseUrl) ||
+    !URL.canParse(source.baseUrl)
+  )
+    problems.push(`source.baseUrl must be an http(s) URL (got ${JSON.stringify(source.baseUrl)})`);
+  if (typeof source.path !== 'string' || !source.path.startsWith('/'))
+    problems.push(`source.path must be a URL path starting with "/" (got ${JSON.stringify(source.path)})`);
+  if (!isObject(source.fields))
+    problems.push('source.fields must map item fields, such as { reference: "order_id" }');
+  else {
+    unknownKeys(source.fields, KNOWN_KEYS.fields, 'source.fields.', problems);
+    if (source.fields.reference === undefined && source.fields.partnerReference === undefined)
+      problems.push(
+        'source.fields must map reference or partnerReference, or items cannot be matched to intents',
+      );
+  }
+  for (const part of ['auth', 'window', 'lookup'] as const) {
+    const value = source[part];
+    if (value === undefined) continue;
+    if (!isObject(value)) problems.push(`source.${part} must be an object`);
+    else unknownKeys(value, KNOWN_KEYS[part], `source.${part}.`, problems);
+  }
+  if (isObject(source.auth) && (typeof source.auth.env !== 'string' || source.auth.env === ''))
+    problems.push('source.auth.env must name the environment variable holding the credential');
+  const pagination = source.pagination;
+  if (pagination !== undefined) {
+    if (!isObject(pagination) || !['cursor', 'page', 'none'].includes(pagination.type as string))
+      problems.push('source.pagination.type must be "cursor", "page" or "none"');
+    else
+      unknownKeys(
+        pagination,
+        KNOWN_KEYS[pagination.type as 'cursor' | 'page' | 'none'],
+        'source.pagination.',
+        problems,
+      );
+  }
+}
+
+function coverageProblems(coverage: unknown, problems: Problems): void {
+  if (!isObject(coverage)) {
+    problems.push('coverage must be { from, to }');
+    return;
+  }
+  unknownKeys(coverage, KNOWN_KEYS.coverage, 'coverage.', problems);
+  for (const end of ['from', 'to'] as const) {
+    const value = coverage[end];
+    const time =
+      value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : Number.NaN;
+    if (Number.isNaN(time))
+      problems.push(`coverage.${end} must be a date or an ISO 8601 instant (got ${JSON.stringify(value)})`);
+  }
+}
+
+function duration(value: unknown, field: string, problems: Problems): void {
+  try {
+    toMilliseconds(value as never, field);
+  } catch (error) {
+    problems.push(`${field} ${(error as Error).message.replace(`${field}: `, '')}`);
+  }
+}
+
+/** Names each key of `value` that is not in `known`, with the closest known one when it looks like a typo. */
+function unknownKeys(
+  value: Record<string, unknown>,
+  known: readonly string[],
+  prefix: string,
+  problems: Problems,
+): void {
+  for (const key of Object.keys(value)) {
+    if (known.includes(key)) continue;
+    const closest = closestName(key, known);
+    problems.push(
+      `${prefix}${key} is not a known setting${closest ? ` (did you mean ${prefix}${closest}?)` : ''}; known: ${known.join(', ')}`,
+    );
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -99,11 +99,28 @@ export interface ResolvedCsvSourceConfig {
 const ENCODINGS = ['utf8', 'latin1', 'windows-1252'] as const;
 
 /**
+ * Everything wrong with a CSV source's settings, each as `field: problem` text; empty when it is valid.
+ * The reconciler's loader reports these with the rest of its file; {@link resolveCsvSourceConfig} refuses
+ * a config with any.
+ */
+export function csvSourceProblems(config: CsvSourceConfig): string[] {
+  return resolveParts(config).problems;
+}
+
+/**
  * Applies defaults and rejects a config that could only produce nonsense. Configs are usually loaded
  * from JSON or YAML, so the TypeScript type alone does not protect the reader; a bad config is the
  * operator's mistake, not the partner's, hence a plain `Error` rather than a ReportFormatError.
  */
 export function resolveCsvSourceConfig(config: CsvSourceConfig): ResolvedCsvSourceConfig {
+  const { problems, resolved } = resolveParts(config);
+  if (problems.length > 0) {
+    throw new Error(`invalid CSV source config for ${config.path}: ${problems.join('; ')}`);
+  }
+  return resolved;
+}
+
+function resolveParts(config: CsvSourceConfig): { problems: string[]; resolved: ResolvedCsvSourceConfig } {
   const problems: string[] = [];
   const delimiter = config.delimiter ?? ',';
   const quote = config.quote ?? '"';
@@ -127,6 +144,13 @@ export function resolveCsvSourceConfig(config: CsvSourceConfig): ResolvedCsvSour
     problems.push(`skipLines must be a whole number >= 0, got ${JSON.stringify(skipLines)}`);
   }
   problems.push(...separatorProblems('decimalSeparator', decimalSeparator));
+  // A separator that is also the delimiter would split every amount into two fields.
+  if (delimiter === decimalSeparator) {
+    problems.push(`decimalSeparator and delimiter are both ${JSON.stringify(delimiter)}`);
+  }
+  if (thousandsSeparator !== undefined && delimiter === thousandsSeparator) {
+    problems.push(`thousandsSeparator and delimiter are both ${JSON.stringify(delimiter)}`);
+  }
   if (thousandsSeparator !== undefined) {
     problems.push(...separatorProblems('thousandsSeparator', thousandsSeparator));
     if (thousandsSeparator === decimalSeparator) {
@@ -159,19 +183,19 @@ export function resolveCsvSourceConfig(config: CsvSourceConfig): ResolvedCsvSour
     problems.push('columns must map reference or partnerReference, or rows cannot be matched to intents');
   }
 
-  if (problems.length > 0) {
-    throw new Error(`invalid CSV source config for ${config.path}: ${problems.join('; ')}`);
-  }
   return {
-    delimiter,
-    quote,
-    encoding,
-    skipLines,
-    decimalSeparator,
-    thousandsSeparator,
-    dateFormat: config.dateFormat,
-    columns,
-    currencyConstant,
+    problems,
+    resolved: {
+      delimiter,
+      quote,
+      encoding,
+      skipLines,
+      decimalSeparator,
+      thousandsSeparator,
+      dateFormat: config.dateFormat,
+      columns,
+      currencyConstant,
+    },
   };
 }
 

@@ -106,6 +106,7 @@ a.tile:hover{border-color:#9fb3c8}
 .tvalue{font-size:24px;font-weight:700;font-variant-numeric:tabular-nums}
 .money{display:flex;gap:22px;flex-wrap:wrap;margin-top:4px;font-size:19px;font-variant-numeric:tabular-nums}
 .money .m{white-space:nowrap}
+.money .ack{margin-left:8px;color:var(--muted);font-size:12px}
 .timeline{list-style:none;margin:0;padding:0 0 0 16px;border-left:2px solid var(--line)}
 .timeline li{position:relative;padding:0 0 16px 12px}
 .timeline li:last-child{padding-bottom:0}

@@ -1,8 +1,9 @@
 /**
- * The discrepancy list, the site's home page: totals per status and open amount at risk, the filter form,
- * the sortable table with its bulk acknowledge/resolve form, and paging. Every link keeps the filter.
+ * The discrepancy list, the site's home page: totals per status and amount at risk (open and acknowledged),
+ * the filter form, the sortable table with its bulk acknowledge/resolve form, and paging. Every link keeps the filter.
  */
 import type { DiscrepancySummary } from '../discrepancies/discrepancyTypes.js';
+import type { CurrencyTotal } from '../discrepancies/summaryData.js';
 import { formatAmount } from '../shared/formatAmount.js';
 import type { DiscrepancyStatus } from '../shared/status.js';
 import { DISCREPANCY_KINDS, DISCREPANCY_STATUSES } from '../shared/status.js';
@@ -48,7 +49,8 @@ function option(value: string, label: string, selected: boolean): SafeHtml {
 /** Totals above the list, for the filter without its status part (from the report's numbers). */
 interface ListOverview {
   statusCounts: { status: DiscrepancyStatus; count: number }[];
-  openByCurrency: { currency: string | null; count: number; amountAtRisk: string; withoutAmount: number }[];
+  /** Unsettled (open and acknowledged) discrepancies per currency: the money still at risk. */
+  atRiskByCurrency: CurrencyTotal[];
 }
 
 export interface ListView {
@@ -183,17 +185,21 @@ function overviewStrip(overview: ListOverview, parsed: ParsedFilter): SafeHtml {
   const tile = (status: DiscrepancyStatus) =>
     html`<a class="tile${current === status ? ' on' : ''}" href="/${query(parsed.params, { status, page: null })}">
       <span class="tlabel">${humanise(status)}</span><span class="tvalue">${count(status)}</span></a>`;
-  const money = overview.openByCurrency.filter((row) => row.currency !== null || row.amountAtRisk !== '0');
+  const money = overview.atRiskByCurrency.filter((row) => row.currency !== null || row.amountAtRisk !== '0');
   return html`<div class="overview">
   ${tile('open')}${tile('acknowledged')}${tile('resolved')}${tile('dismissed')}
-  <div class="tile wide"><span class="tlabel">Open amount at risk</span>
+  <div class="tile wide"><span class="tlabel">Amount at risk (open and acknowledged)</span>
     <span class="money">${
       money.length
         ? money.map(
             (row) =>
-              html`<span class="m"><strong>${formatAmount(row.amountAtRisk, row.currency)}</strong><span class="cur">${row.currency ?? '(no currency)'}</span></span>`,
+              html`<span class="m"><strong>${formatAmount(row.amountAtRisk, row.currency)}</strong><span class="cur">${row.currency ?? '(no currency)'}</span>${
+                row.acknowledged.count
+                  ? html`<span class="ack">of which acknowledged ${formatAmount(row.acknowledged.amountAtRisk, row.currency)}</span>`
+                  : ''
+              }</span>`,
           )
-        : html`<span class="muted">nothing open</span>`
+        : html`<span class="muted">nothing at risk</span>`
     }</span>
   </div>
 </div>`;

@@ -75,7 +75,7 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
         rows: list.rows,
         total: list.total,
         partners,
-        overview: { statusCounts: numbers.statusCounts, openByCurrency: numbers.open.byCurrency },
+        overview: { statusCounts: numbers.statusCounts, atRiskByCurrency: numbers.atRisk.byCurrency },
         flash: takeFlash(request),
       }),
     );

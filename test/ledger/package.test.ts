@@ -68,6 +68,16 @@ describe('package entry point', () => {
       expect(error, name).to.include({ name, code, partner: 'p', key: 'k', intentId: '7' });
       expect(error.message, name).to.be.a('string').and.not.equal('');
     }
+    expect(new api.DatabaseNotConfiguredError()).to.be.instanceOf(api.LedgerError);
+    expect(new api.DatabaseNotConfiguredError()).to.include({ code: 'DATABASE_NOT_CONFIGURED' });
+    expect(new api.LedgerClosedError({ ...context, method: 'run' })).to.include({
+      code: 'LEDGER_CLOSED',
+      partner: 'p',
+      key: 'k',
+    });
+    expect(new api.SchemaTooNewError({ unknownMigrations: ['X1'], newestKnown: 'Y0' })).to.include({
+      code: 'SCHEMA_TOO_NEW',
+    });
     expect(new api.PartnerRejected('declined', { code: '51' })).to.include({
       name: 'PartnerRejected',
       partnerCode: '51',

@@ -803,10 +803,18 @@ describe('readCsvReport', () => {
       const file = path.join(dir, 'never-read.csv');
       const sameSeparators = await readUntilError(
         file,
-        config(file, { decimalSeparator: ',', thousandsSeparator: ',' }),
+        config(file, { delimiter: ';', decimalSeparator: ',', thousandsSeparator: ',' }),
       );
       expect(sameSeparators.error.message).to.equal(
         `invalid CSV source config for ${file}: thousandsSeparator and decimalSeparator are both ","`,
+      );
+      // A separator that is also the delimiter would split every amount in two.
+      const separatorIsDelimiter = await readUntilError(
+        file,
+        config(file, { delimiter: ';', decimalSeparator: ';' }),
+      );
+      expect(separatorIsDelimiter.error.message).to.equal(
+        `invalid CSV source config for ${file}: decimalSeparator and delimiter are both ";"`,
       );
       const noReference = await readUntilError(file, config(file, { columns: { amount: 'VALOR' } }));
       expect(noReference.error.message).to.equal(

@@ -16,6 +16,7 @@ import type { ReconcilerConfig } from '../../reconcile/reconcilerConfig.js';
 import { ReconciliationWorker } from '../../reconcile/reconciliationWorker.js';
 import { createReviewServer } from '../../review/createReviewServer.js';
 import { UsageError } from '../errors/UsageError.js';
+import { ensurePortFree, explainListenError, parsePort } from '../listenPort.js';
 import { openCliDatabase } from '../openCliDatabase.js';
 
 export const demoUsage =
@@ -34,6 +35,8 @@ export async function demoCommand(args: string[]): Promise<number> {
   const { values } = parseDemoArgs(args);
   const orders = Number(values.orders);
   const seed = Number(values.seed);
+  const port = parsePort(values.port);
+  if (!values.exit) await ensurePortFree(port, '127.0.0.1');
   const dataDir = process.env.INTENT_LEDGER_DATA_DIR ?? DEFAULT_EMBEDDED_DATA_DIR;
   console.log(
     `1. database: ${process.env.DATABASE_URL ? 'DATABASE_URL' : `embedded PostgreSQL under ${dataDir}`}, migrated`,
@@ -131,7 +134,9 @@ export async function demoCommand(args: string[]): Promise<number> {
     if (values.exit) return 0;
     const reviewToken = process.env.REVIEW_TOKEN ?? randomBytes(18).toString('base64url');
     const server = createReviewServer({ pool: database.pool, token: reviewToken, logger });
-    const address = await server.listen({ port: Number(values.port), host: '127.0.0.1' });
+    const address = await server
+      .listen({ port, host: '127.0.0.1' })
+      .catch((error: NodeJS.ErrnoException) => Promise.reject(explainListenError(error, port, '127.0.0.1')));
     console.log(
       `5. finance review page: ${address}   token: ${process.env.REVIEW_TOKEN ? '(REVIEW_TOKEN)' : reviewToken}`,
     );

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { createReviewServer } from '../../review/createReviewServer.js';
 import { UsageError } from '../errors/UsageError.js';
+import { ensurePortFree, explainListenError, parsePort } from '../listenPort.js';
 import { openCliDatabase } from '../openCliDatabase.js';
 
 export const serveUsage =
@@ -21,9 +22,7 @@ const MIN_TOKEN_LENGTH = 16;
  */
 export async function serveCommand(args: string[]): Promise<number> {
   const { values } = parseServeArgs(args);
-  const port = Number(values.port);
-  if (!/^\d{1,5}$/.test(String(values.port)) || port > 65535)
-    throw new UsageError(`--port must be a port number (got ${values.port})`);
+  const port = parsePort(values.port);
   const host = String(values.host);
   const fromEnv = process.env.REVIEW_TOKEN;
   if (fromEnv !== undefined && fromEnv.length < MIN_TOKEN_LENGTH)
@@ -43,6 +42,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   const threshold = values['approval-threshold'];
   if (threshold !== undefined && !/^\d+(\.\d+)?$/.test(threshold))
     throw new UsageError(`--approval-threshold must be a decimal amount such as 10000.00 (got ${threshold})`);
+  await ensurePortFree(port, host);
   const database = await openCliDatabase();
   const server = createReviewServer({
     pool: database.pool,
@@ -53,7 +53,9 @@ export async function serveCommand(args: string[]): Promise<number> {
     identityHeader: values['identity-header'],
   });
   try {
-    const address = await server.listen({ port, host });
+    const address = await server
+      .listen({ port, host })
+      .catch((error: NodeJS.ErrnoException) => Promise.reject(explainListenError(error, port, host)));
     const url = displayUrl(address, host);
     console.log(`review page: ${url}`);
     console.log(

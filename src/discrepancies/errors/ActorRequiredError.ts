@@ -1,4 +1,4 @@
-import { LedgerError } from '../../shared/errors/LedgerError.js';
+import { LedgerError, NO_INTENT } from '../../shared/errors/LedgerError.js';
 
 /** Every review change records who made it; an empty or blank `by` is refused. */
 export class ActorRequiredError extends LedgerError {
@@ -6,6 +6,6 @@ export class ActorRequiredError extends LedgerError {
   override readonly name = 'ActorRequiredError';
 
   constructor(action: string) {
-    super(`who is making the change ("by") is required to ${action}`);
+    super(`who is making the change ("by") is required to ${action}`, NO_INTENT);
   }
 }

@@ -1,4 +1,4 @@
-import { LedgerError } from '../../shared/errors/LedgerError.js';
+import { LedgerError, NO_INTENT } from '../../shared/errors/LedgerError.js';
 
 /**
  * A four-eyes step that cannot be taken: `PROPOSAL_PENDING` (one already waits), `NO_PROPOSAL` (nothing to
@@ -17,6 +17,6 @@ export class ApprovalError extends LedgerError {
       | 'NOT_FOUND',
     message: string,
   ) {
-    super(message);
+    super(message, NO_INTENT);
   }
 }

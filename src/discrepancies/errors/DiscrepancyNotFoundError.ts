@@ -1,4 +1,4 @@
-import { LedgerError } from '../../shared/errors/LedgerError.js';
+import { LedgerError, NO_INTENT } from '../../shared/errors/LedgerError.js';
 
 /** One or more discrepancy ids do not exist (or are not ids at all). Nothing was changed. */
 export class DiscrepancyNotFoundError extends LedgerError {
@@ -11,6 +11,7 @@ export class DiscrepancyNotFoundError extends LedgerError {
       ids.length === 1
         ? `discrepancy ${ids[0]} does not exist`
         : `discrepancies do not exist: ${ids.join(', ')}`,
+      NO_INTENT,
     );
     this.ids = ids;
   }

@@ -1,4 +1,4 @@
-import { LedgerError } from '../../shared/errors/LedgerError.js';
+import { LedgerError, NO_INTENT } from '../../shared/errors/LedgerError.js';
 import type { DiscrepancyStatus } from '../../shared/status.js';
 import type { ReviewAction } from '../discrepancyTypes.js';
 
@@ -29,6 +29,7 @@ export class DiscrepancyTransitionError extends LedgerError {
           .map((r) => (r.status === null ? `${r.id} does not exist` : `${r.id} is ${r.status}`))
           .join('; ') +
         '; nothing was changed',
+      NO_INTENT,
     );
     this.action = action;
     this.refused = refused;

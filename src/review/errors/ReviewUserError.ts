@@ -1,4 +1,4 @@
-import { LedgerError } from '../../shared/errors/LedgerError.js';
+import { LedgerError, NO_INTENT } from '../../shared/errors/LedgerError.js';
 
 /**
  * A change to the review site's people that cannot be made: a name that is taken or not allowed, an unknown
@@ -12,6 +12,6 @@ export class ReviewUserError extends LedgerError {
     readonly code: 'USER_EXISTS' | 'BAD_USER_NAME' | 'BAD_ROLE' | 'USER_NOT_FOUND',
     message: string,
   ) {
-    super(message);
+    super(message, NO_INTENT);
   }
 }

@@ -1,4 +1,4 @@
-import { LedgerError, type LedgerErrorContext } from './LedgerError.js';
+import { type IntentErrorContext, LedgerError } from './LedgerError.js';
 
 /**
  * The key was used before with a different payload. Either the key is not stable per logical message
@@ -8,7 +8,7 @@ export class IdempotencyKeyConflictError extends LedgerError {
   readonly code = 'IDEMPOTENCY_KEY_CONFLICT';
   override readonly name = 'IdempotencyKeyConflictError';
 
-  constructor(context: LedgerErrorContext) {
+  constructor(context: IntentErrorContext) {
     super(
       `${context.partner}/${context.key}: this key was already used with a different payload; ` +
         'use a key that identifies exactly one logical call',

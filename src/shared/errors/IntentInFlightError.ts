@@ -1,4 +1,4 @@
-import { LedgerError, type LedgerErrorContext } from './LedgerError.js';
+import { type IntentErrorContext, LedgerError } from './LedgerError.js';
 
 /**
  * Another attempt holds the lease for this (partner, key): the partner may be executing it right now.
@@ -10,7 +10,7 @@ export class IntentInFlightError extends LedgerError {
   /** When the current lease ends; after that the intent counts as outcome unknown. */
   readonly leaseExpiresAt: Date;
 
-  constructor(context: LedgerErrorContext & { leaseExpiresAt: Date }) {
+  constructor(context: IntentErrorContext & { leaseExpiresAt: Date }) {
     super(
       `${context.partner}/${context.key}: another attempt is in flight until ${context.leaseExpiresAt.toISOString()}; retry after that`,
       context,

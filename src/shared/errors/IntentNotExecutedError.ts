@@ -1,4 +1,4 @@
-import { LedgerError, type LedgerErrorContext } from './LedgerError.js';
+import { type IntentErrorContext, LedgerError } from './LedgerError.js';
 
 /**
  * The call definitely did not reach the partner (connection refused, rate limited, ...). It is recorded as
@@ -10,7 +10,7 @@ export class IntentNotExecutedError extends LedgerError {
   readonly attempt: number;
   readonly retryable = true;
 
-  constructor(context: LedgerErrorContext & { attempt: number; detail: string }) {
+  constructor(context: IntentErrorContext & { attempt: number; detail: string }) {
     super(
       `${context.partner}/${context.key}: attempt ${context.attempt} was not executed (${context.detail}); safe to retry`,
       context,

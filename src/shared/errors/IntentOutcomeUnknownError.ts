@@ -1,4 +1,4 @@
-import { LedgerError, type LedgerErrorContext } from './LedgerError.js';
+import { intentLabel, LedgerError, type LedgerErrorContext } from './LedgerError.js';
 
 /**
  * The partner may or may not have executed this intent (timeout, reset, worker died, lease ended).
@@ -14,7 +14,7 @@ export class IntentOutcomeUnknownError extends LedgerError {
 
   constructor(context: LedgerErrorContext & { attempt: number; detail?: string }) {
     super(
-      `${context.partner}/${context.key}: outcome of attempt ${context.attempt} is unknown` +
+      `${intentLabel(context)}: outcome of attempt ${context.attempt} is unknown` +
         `${context.detail ? ` (${context.detail})` : ''}; it waits for reconciliation and will not be retried blindly`,
       context,
     );

@@ -1,4 +1,4 @@
-import { LedgerError, type LedgerErrorContext } from './LedgerError.js';
+import { type IntentErrorContext, LedgerError } from './LedgerError.js';
 
 /** The partner definitely refused this call (it did nothing). Replays return the same rejection. */
 export class IntentRejectedError extends LedgerError {
@@ -9,7 +9,7 @@ export class IntentRejectedError extends LedgerError {
   /** True when this is the stored rejection of an earlier call, not a fresh answer from the partner. */
   readonly replayed: boolean;
 
-  constructor(context: LedgerErrorContext & { reason: RejectionReason; replayed: boolean }) {
+  constructor(context: IntentErrorContext & { reason: RejectionReason; replayed: boolean }) {
     super(`${context.partner}/${context.key}: rejected by the partner: ${context.reason.message}`, context);
     this.reason = context.reason;
     this.replayed = context.replayed;

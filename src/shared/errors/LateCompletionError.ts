@@ -1,4 +1,4 @@
-import { LedgerError, type LedgerErrorContext } from './LedgerError.js';
+import { type IntentErrorContext, LedgerError } from './LedgerError.js';
 
 /**
  * The partner's success for this attempt arrived after the intent had been settled another way (for example
@@ -17,7 +17,7 @@ export class LateCompletionError extends LedgerError {
   readonly corrected: boolean;
 
   constructor(
-    context: LedgerErrorContext & {
+    context: IntentErrorContext & {
       attempt: number;
       discrepancyId: string | null;
       settledAs: string;

@@ -1,4 +1,4 @@
-import { LedgerError, type LedgerErrorContext } from './LedgerError.js';
+import { intentLabel, LedgerError, type LedgerErrorContext } from './LedgerError.js';
 
 /**
  * The ledger's database could not be reached or failed. Nothing was decided: if this happened before the
@@ -11,7 +11,7 @@ export class LedgerUnavailableError extends LedgerError {
 
   constructor(context: LedgerErrorContext & { during: string }) {
     super(
-      `${context.partner ?? '?'}/${context.key ?? '?'}: the ledger database failed while ${context.during}: ${describe(context.cause)}`,
+      `${intentLabel(context)}: the ledger database failed while ${context.during}: ${describe(context.cause)}`,
       context,
     );
   }

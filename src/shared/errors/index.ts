@@ -1,10 +1,13 @@
+export { DatabaseNotConfiguredError } from './DatabaseNotConfiguredError.js';
 export { IdempotencyKeyConflictError } from './IdempotencyKeyConflictError.js';
 export { IntentInFlightError } from './IntentInFlightError.js';
 export { IntentNotExecutedError } from './IntentNotExecutedError.js';
 export { IntentOutcomeUnknownError } from './IntentOutcomeUnknownError.js';
 export { IntentRejectedError, type RejectionReason } from './IntentRejectedError.js';
 export { LateCompletionError } from './LateCompletionError.js';
-export { LedgerError, type LedgerErrorContext } from './LedgerError.js';
+export { LedgerClosedError } from './LedgerClosedError.js';
+export { type IntentErrorContext, LedgerError, type LedgerErrorContext } from './LedgerError.js';
 export { LedgerUnavailableError } from './LedgerUnavailableError.js';
 export { PartnerNotExecuted } from './PartnerNotExecuted.js';
 export { PartnerRejected } from './PartnerRejected.js';
+export { SchemaTooNewError } from './SchemaTooNewError.js';
