@@ -17,10 +17,14 @@ const KNOWN_KEYS = {
     'maxRejectedRatio',
     'match',
     'coverage',
+    'minMatchedShare',
+    'clockSkew',
     'source',
   ],
-  match: ['by', 'amountTolerance', 'timeWindow'],
+  match: ['by', 'amountTolerance', 'timeWindow', 'nearMiss'],
+  nearMiss: ['amountTolerance', 'timeWindow'],
   coverage: ['from', 'to'],
+  fromFileName: ['pattern', 'dateFormat', 'period'],
   csv: [
     'type',
     'path',
@@ -103,7 +107,20 @@ export function validateReconciler(value: unknown, file: string): ReconcilerConf
       );
     if (match.by === 'amount' && match.timeWindow !== undefined)
       duration(match.timeWindow, 'match.timeWindow', problems);
+    if (match.by === 'amount' && match.nearMiss !== undefined) {
+      if (!isObject(match.nearMiss))
+        problems.push('match.nearMiss must be { amountTolerance?, timeWindow? }');
+      else {
+        unknownKeys(match.nearMiss, KNOWN_KEYS.nearMiss, 'match.nearMiss.', problems);
+        if (match.nearMiss.timeWindow !== undefined)
+          duration(match.nearMiss.timeWindow, 'match.nearMiss.timeWindow', problems);
+      }
+    }
   }
+  const share = config.minMatchedShare ?? 0;
+  if (typeof share !== 'number' || !(share >= 0 && share <= 1))
+    problems.push(`minMatchedShare must be a number from 0 to 1 (got ${JSON.stringify(share)})`);
+  if (config.clockSkew !== undefined) duration(config.clockSkew, 'clockSkew', problems);
   if (config.coverage !== undefined) coverageProblems(config.coverage, problems);
   sourceProblems(config.source, problems);
   if (problems.length > 0) throw new ReconcilerConfigError(file, problems);
@@ -197,7 +214,27 @@ function sourceProblems(source: unknown, problems: Problems): void {
 
 function coverageProblems(coverage: unknown, problems: Problems): void {
   if (!isObject(coverage)) {
-    problems.push('coverage must be { from, to }');
+    problems.push('coverage must be { from, to } or { fromFileName: { pattern } }');
+    return;
+  }
+  if ('fromFileName' in coverage) {
+    const declared = coverage.fromFileName;
+    unknownKeys(coverage, ['fromFileName'], 'coverage.', problems);
+    if (!isObject(declared)) {
+      problems.push('coverage.fromFileName must be { pattern, dateFormat?, period? }');
+      return;
+    }
+    unknownKeys(declared, KNOWN_KEYS.fromFileName, 'coverage.fromFileName.', problems);
+    if (typeof declared.pattern !== 'string' || declared.pattern === '')
+      problems.push('coverage.fromFileName.pattern must be a regular expression as a string');
+    else {
+      try {
+        new RegExp(declared.pattern);
+      } catch (error) {
+        problems.push(`coverage.fromFileName.pattern: ${(error as Error).message}`);
+      }
+    }
+    if (declared.period !== undefined) duration(declared.period, 'coverage.fromFileName.period', problems);
     return;
   }
   unknownKeys(coverage, KNOWN_KEYS.coverage, 'coverage.', problems);
