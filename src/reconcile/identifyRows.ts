@@ -4,7 +4,7 @@ import type { Queryable } from '../database/queryable.js';
  * SQL: the identity of staged row `s` without its occurrence number (see {@link identifyRows}). Migration
  * 0007 rewrote the identities stored before with this same expression: keep the two in step.
  */
-const IDENTITY_BASE = `COALESCE(s.partner_reference || '|' || COALESCE(s.reference, ''),
+export const IDENTITY_BASE = `COALESCE(s.partner_reference || '|' || COALESCE(s.reference, ''),
          'ref:' || COALESCE(s.reference, '') || '|' ||
          COALESCE(to_char(s.executed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), ''))`;
 

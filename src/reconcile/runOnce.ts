@@ -20,10 +20,13 @@ import {
   MAX_REPORTED_REJECTIONS,
   type ReconciliationResult,
   zeroDiscrepancies,
+  zeroRowsByKind,
 } from './reconciliationResult.js';
+import { recordOtherRows } from './recordOtherRows.js';
 import { rejectOutsideCoverage } from './rejectOutsideCoverage.js';
 import { type RunProgressListener, reportProgress } from './runProgress.js';
 import type { RunSettings } from './runSettings.js';
+import { separateRowKinds } from './separateRowKinds.js';
 import { finishReconciliationRun } from './sql/finishReconciliationRun.js';
 import { startReconciliationRun } from './sql/startReconciliationRun.js';
 import {
@@ -184,6 +187,10 @@ export async function runOnce(
       progress,
     );
     if (rowChecksum) report.checksum = rowChecksum.digest();
+    // From here on only executions are staged (separateRowKinds says what becomes of the other rows).
+    const others = await separateRowKinds(client, { rowsStaged: staged.extent.rows, match: settings.match });
+    staged.extent.rows -= others.moved;
+    report.rowsByKind = others.byKind;
     if (declared.coverage) {
       const outside = await rejectOutsideCoverage(client, declared.coverage, timeColumnOf(settings));
       staged.rowsRejected += outside.count;
@@ -218,7 +225,8 @@ export async function runOnce(
     report.ambiguous = matching.ambiguousRows;
     checkpoint();
 
-    let absenceUnprovable = false;
+    let absenceUnprovable = others.warning !== null;
+    if (others.warning) report.warnings.push(others.warning);
     if (rejectionsHideIntents(settings, staged)) {
       absenceUnprovable = true;
       const warning =
@@ -254,9 +262,11 @@ export async function runOnce(
       coverage: report.coverage,
       lookup,
       absenceUnprovable,
-      rowsRejected: staged.rowsRejected,
+      rowsRejected: staged.rowsRejected + others.shielding,
       checkpoint,
     });
+    const unreversed = await recordOtherRows(client, { partner: settings.partner, runId });
+    if (unreversed) report.warnings.push(unreversed);
     report.matched = outcome.matched;
     report.resolved = outcome.resolved;
     report.discrepancies = outcome.discrepancies;
@@ -280,6 +290,7 @@ export async function runOnce(
     report.resolved = { completed: 0, notExecuted: 0 };
     report.discrepancies = zeroDiscrepancies();
     report.coverage = null;
+    report.rowsByKind = zeroRowsByKind();
     const expected =
       error instanceof RunAbortedError || error instanceof TooManyRejectedRowsError || isReportProblem(error);
     if (expected) log.warn({ runId, error: report.error }, 'reconciliation run failed; nothing applied');
@@ -303,6 +314,7 @@ export async function runOnce(
     coverageTo: report.coverage?.to ?? null,
     rowsRead: report.rowsRead,
     rowsRejected: report.rowsRejected,
+    rowsByKind: report.rowsByKind,
     matched: report.matched,
     resolvedCompleted: report.resolved.completed,
     resolvedNotExecuted: report.resolved.notExecuted,

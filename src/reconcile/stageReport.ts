@@ -57,13 +57,15 @@ export async function createStagingTable(db: Queryable): Promise<void> {
      ON COMMIT DROP`,
   );
   await db.query(
+    // kind: null for an execution, else the row's kind (see separateRowKinds, which takes those rows out).
     `CREATE TEMP TABLE rec_staged (
        line              integer NOT NULL,
        reference         text,
        partner_reference text,
        amount            numeric,
        currency          text,
-       executed_at_ms    bigint
+       executed_at_ms    bigint,
+       kind              text
      ) ON COMMIT DROP`,
   );
 }
@@ -72,7 +74,7 @@ export async function createStagingTable(db: Queryable): Promise<void> {
 async function copyStagedRows(db: ClientBase, text: string | Buffer): Promise<void> {
   const stream = db.query(
     copyFrom(
-      'COPY rec_staged (line, reference, partner_reference, amount, currency, executed_at_ms) FROM STDIN',
+      'COPY rec_staged (line, reference, partner_reference, amount, currency, executed_at_ms, kind) FROM STDIN',
     ),
   );
   await new Promise<void>((resolve, reject) => {
@@ -82,9 +84,12 @@ async function copyStagedRows(db: ClientBase, text: string | Buffer): Promise<vo
   });
 }
 
-/** One row in COPY's text format: tab-separated, `\N` for null, backslash escapes. */
+/**
+ * One row in COPY's text format: tab-separated, `\N` for null, backslash escapes. The kind is null for an
+ * execution (almost every row), so separateRowKinds finds the others without a comparison per row.
+ */
 function copyLine(row: PartnerRow): string {
-  return `${row.line}\t${copyText(row.reference)}\t${copyText(row.partnerReference)}\t${row.amount ?? '\\N'}\t${copyText(row.currency)}\t${row.executedAt === null ? '\\N' : row.executedAt.getTime()}\n`;
+  return `${row.line}\t${copyText(row.reference)}\t${copyText(row.partnerReference)}\t${row.amount ?? '\\N'}\t${copyText(row.currency)}\t${row.executedAt === null ? '\\N' : row.executedAt.getTime()}\t${row.kind === undefined || row.kind === 'execution' ? '\\N' : row.kind}\n`;
 }
 
 const COPY_SPECIAL = /[\\\t\n\r]/;

@@ -1,4 +1,5 @@
 import { validate as validCron } from 'node-cron';
+import { rowKindRuleProblems } from '../reports/rowKind.js';
 import { toMilliseconds } from '../shared/duration.js';
 import type { ReconcilerConfig } from './reconcilerConfig.js';
 
@@ -44,6 +45,10 @@ export function validateReconciler(value: unknown, file: string): ReconcilerConf
   }
   if (!config.source || (config.source.type !== 'csv' && config.source.type !== 'api')) {
     fail('source.type', 'must be "csv" or "api"');
+  }
+  if (config.source.kind !== undefined) {
+    const problems = rowKindRuleProblems(config.source.kind, 'source.kind');
+    if (problems.length > 0) throw new TypeError(`${file}: ${problems.join('; ')}`);
   }
   return {
     ...config,

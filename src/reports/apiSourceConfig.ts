@@ -1,3 +1,5 @@
+import type { RowKindRule } from './rowKind.js';
+
 /**
  * How to read a partner's executions from its HTTP API instead of a CSV file. One object per partner,
  * usually kept next to the partner's other settings; {@link resolveApiSourceConfig} applies the defaults.
@@ -78,6 +80,12 @@ export interface ApiSourceConfig {
     /** When the partner executed it, an ISO 8601 string. @default undefined (not reported) */
     executedAt?: string;
   };
+  /**
+   * How each item's kind (execution, reversal, failed, ignored) is read; the rule's columns are dot paths
+   * into the item (see {@link RowKindRule}). A value the rule does not know rejects the item.
+   * @default undefined (every item is an execution)
+   */
+  kind?: RowKindRule;
   /**
    * Budget for one request, from connecting to the last byte of the answer.
    * @default 10000
@@ -173,6 +181,7 @@ export interface ResolvedApiSourceConfig {
   query: Record<string, string>;
   window: { fromParam: string; toParam: string };
   fields: ApiSourceConfig['fields'];
+  kind: RowKindRule | undefined;
   timeoutMs: number;
   retries: number;
   retryBaseMs: number;
@@ -213,6 +222,7 @@ export function resolveApiSourceConfig(config: ApiSourceConfig): ResolvedApiSour
     query: config.query ?? {},
     window: { fromParam: config.window?.fromParam ?? 'from', toParam: config.window?.toParam ?? 'to' },
     fields: config.fields,
+    kind: config.kind,
     timeoutMs: config.timeoutMs ?? 10_000,
     retries: config.retries ?? 3,
     retryBaseMs: config.retryBaseMs ?? 200,

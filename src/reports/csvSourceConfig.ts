@@ -1,3 +1,5 @@
+import { type RowKindRule, rowKindRuleProblems } from './rowKind.js';
+
 /**
  * How to read one partner's CSV settlement report. Partners export whatever their back office
  * produces (semicolons, Latin-1, decimal commas, local times), so every dialect choice is explicit
@@ -75,6 +77,12 @@ export interface CsvSourceConfig {
      */
     executedAt?: string;
   };
+  /**
+   * How each row's kind (execution, reversal, failed, ignored) is read from its columns; see
+   * {@link RowKindRule}. A value the rule does not know rejects the row.
+   * @default undefined (every row is an execution)
+   */
+  kind?: RowKindRule;
 }
 
 /** Our field names, in the order a row's fields are checked and reported. */
@@ -94,6 +102,8 @@ export interface ResolvedCsvSourceConfig {
   columns: Partial<Record<CsvField, string>>;
   /** Upper-cased constant currency, when the config gives one instead of a column. */
   currencyConstant: string | undefined;
+  /** The rule for row kinds, when the config has one. */
+  kind: RowKindRule | undefined;
 }
 
 const ENCODINGS = ['utf8', 'latin1', 'windows-1252'] as const;
@@ -159,6 +169,8 @@ export function resolveCsvSourceConfig(config: CsvSourceConfig): ResolvedCsvSour
     problems.push('columns must map reference or partnerReference, or rows cannot be matched to intents');
   }
 
+  if (config.kind !== undefined) problems.push(...rowKindRuleProblems(config.kind, 'kind'));
+
   if (problems.length > 0) {
     throw new Error(`invalid CSV source config for ${config.path}: ${problems.join('; ')}`);
   }
@@ -172,6 +184,7 @@ export function resolveCsvSourceConfig(config: CsvSourceConfig): ResolvedCsvSour
     dateFormat: config.dateFormat,
     columns,
     currencyConstant,
+    kind: config.kind,
   };
 }
 

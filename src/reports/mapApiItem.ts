@@ -9,7 +9,8 @@ import {
   type JsonValue,
   pathBlocked,
 } from './parseJsonKeepingNumbers.js';
-import type { RejectedRow, ReportItem } from './partnerRow.js';
+import type { PartnerRow, RejectedRow, ReportItem } from './partnerRow.js';
+import { classifyRow, kindColumns, type RowKind, type RowKindRule } from './rowKind.js';
 
 // One item -> one row or one rejection
 
@@ -86,6 +87,7 @@ export function mapApiItem(
   line: number,
   fields: ApiSourceConfig['fields'],
   timezone: string,
+  kindRule?: RowKindRule,
 ): ReportItem {
   // Once both identifiers are read, a rejection carries them (see RejectedRow.identifiers).
   let identifiers: RejectedRow['identifiers'];
@@ -119,6 +121,23 @@ export function mapApiItem(
     partnerReference = read.value;
   }
   identifiers = { reference, partnerReference };
+  let kind: RowKind = 'execution';
+  if (kindRule) {
+    const texts: string[] = [];
+    for (const path of kindColumns(kindRule)) {
+      const read = readIdentifier(getPath(item, path));
+      if (!read.ok) return reject(path, read.reason);
+      texts.push((read.value ?? '').trim());
+    }
+    const classified = classifyRow(kindRule, texts);
+    if (!classified.ok) return reject(classified.field, classified.reason);
+    kind = classified.kind;
+    // An inbound message, a fee or a payout says nothing about an intent: nothing else in it is checked.
+    if (kind === 'ignored') {
+      const row: PartnerRow = { line, reference, partnerReference, amount: null, currency: null, executedAt: null, kind };
+      return { kind: 'row', row };
+    }
+  }
   if (reference === null && partnerReference === null) {
     return reject(
       fields.reference ?? fields.partnerReference ?? '*',
@@ -146,5 +165,7 @@ export function mapApiItem(
     if (!read.ok) return reject(fields.executedAt, read.reason);
     executedAt = read.value;
   }
-  return { kind: 'row', row: { line, reference, partnerReference, amount, currency, executedAt } };
+  const row: PartnerRow = { line, reference, partnerReference, amount, currency, executedAt };
+  if (kind !== 'execution') row.kind = kind;
+  return { kind: 'row', row };
 }

@@ -2,6 +2,7 @@ import axios from 'axios';
 import type { ResolvedApiSourceConfig } from './apiSourceConfig.js';
 import { PartnerApiError, withoutQuery } from './errors/PartnerApiError.js';
 import { CURRENCY } from './mapApiItem.js';
+import { rowKindRuleProblems } from './rowKind.js';
 import {
   describe,
   getPath,
@@ -65,6 +66,10 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     throw configError(
       `fields.currency.value "${config.fields.currency.value}" is not a 3-letter ISO 4217 code`,
     );
+  }
+  if (config.kind !== undefined) {
+    const problems = rowKindRuleProblems(config.kind, 'kind');
+    if (problems.length > 0) throw configError(problems.join('; '));
   }
   for (const [name, value] of [
     ['timeoutMs', config.timeoutMs],

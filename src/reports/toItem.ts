@@ -3,6 +3,7 @@ import { parseDecimal } from './parseDecimal.js';
 import { parseExecutedAt } from './parseExecutedAt.js';
 import type { PartnerRow, RejectedRow, ReportItem } from './partnerRow.js';
 import type { HeaderLayout } from './readHeader.js';
+import { classifyRow, type RowKind } from './rowKind.js';
 
 /** A mapped cell longer than this is refused: no reference, amount or date is anywhere near it. */
 export const MAX_FIELD_CHARS = 1024 * 1024;
@@ -38,6 +39,28 @@ export function toItem(cells: string[], line: number, context: RowContext): Repo
     return reject(line, column.name, problem, readable ? { reference, partnerReference } : undefined);
   }
   const identifiers = { reference, partnerReference };
+  let kind: RowKind = 'execution';
+  if (settings.kind) {
+    const classified = classifyRow(
+      settings.kind,
+      layout.kindIndexes.map((index) => cells[index]!.trim()),
+    );
+    if (!classified.ok) return reject(line, classified.field, classified.reason, identifiers);
+    kind = classified.kind;
+    // A fee, a payout or a batch total says nothing about an intent: nothing else in it is checked.
+    if (kind === 'ignored') {
+      const row: PartnerRow = {
+        line,
+        reference,
+        partnerReference,
+        amount: null,
+        currency: null,
+        executedAt: null,
+        kind,
+      };
+      return { kind: 'row', row };
+    }
+  }
   if (reference === null && partnerReference === null) {
     // Like an accepted row without identifiers, it can match no intent, so it says nothing about one.
     return reject(
@@ -95,6 +118,7 @@ export function toItem(cells: string[], line: number, context: RowContext): Repo
     currency: currencyValue,
     executedAt: executedAtValue,
   };
+  if (kind !== 'execution') row.kind = kind;
   return { kind: 'row', row };
 }
 
