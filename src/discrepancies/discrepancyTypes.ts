@@ -61,6 +61,11 @@ export interface DiscrepancyDetail extends DiscrepancySummary {
   /** The intent with all its attempts, when the discrepancy concerns one. */
   intent: Intent | null;
   partnerRecords: PartnerRecordView[];
+  /**
+   * The partner's reversals (refunds, chargebacks) of the intent's executions, in id order: shown beside
+   * them, never counted as executions. Empty when there are none or the discrepancy has no intent.
+   */
+  reversals: PartnerRecordView[];
   run: RunView | null;
   history: DiscrepancyHistoryEntry[];
 }

@@ -27,9 +27,10 @@ export async function getDiscrepancy(db: Queryable, id: string): Promise<Discrep
   );
   const row = found.rows[0];
   if (!row) return null;
-  const [intent, partnerRecords, run, history] = await Promise.all([
+  const [intent, partnerRecords, reversals, run, history] = await Promise.all([
     row.intent_id ? getIntentById(db, row.intent_id) : Promise.resolve(null),
     getPartnerRecords(db, row.partner_record_ids),
+    row.intent_id ? getReversalsOf(db, row.intent_id) : Promise.resolve([]),
     row.run_id ? getRun(db, row.run_id) : Promise.resolve(null),
     getHistory(db, row.id),
   ]);
@@ -39,9 +40,22 @@ export async function getDiscrepancy(db: Queryable, id: string): Promise<Discrep
     details: row.details,
     intent,
     partnerRecords,
+    reversals,
     run,
     history,
   };
+}
+
+/** The reversals stored for an intent (migration 0008), in id order. */
+async function getReversalsOf(db: Queryable, intentId: string): Promise<PartnerRecordView[]> {
+  const ids = await db.query<{ id: string }>(
+    `SELECT id FROM partner_records WHERE intent_id = $1 AND kind = 'reversal' ORDER BY id`,
+    [intentId],
+  );
+  return getPartnerRecords(
+    db,
+    ids.rows.map((r) => r.id),
+  );
 }
 
 /** The history of one discrepancy, oldest first (by insertion order, which is also time order). */

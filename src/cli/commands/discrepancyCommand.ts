@@ -88,6 +88,16 @@ function formatDetail(d: DiscrepancyDetail): string {
     );
   }
 
+  if (d.reversals.length > 0) {
+    lines.push('', `Reversals of these executions (${d.reversals.length}; not executions)`);
+    for (const r of d.reversals) {
+      lines.push(
+        `  #${r.id} ${text(r.source)} line ${r.line}: reference ${text(r.reference)}, partner ref ${text(r.partnerReference)}, ` +
+          `amount ${r.amount === null ? '-' : `${r.amount} ${text(r.currency)}`}, at ${iso(r.executedAt)}, run ${r.runId}`,
+      );
+    }
+  }
+
   lines.push('', d.run ? `Run ${d.run.id}` : 'Run: none');
   if (d.run) {
     field('partner', text(d.run.partner));
