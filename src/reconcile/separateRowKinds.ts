@@ -3,7 +3,7 @@ import type { RowKind } from '../reports/rowKind.js';
 import type { ResolvedMatch } from './runSettings.js';
 
 /** Accepted rows of a report by kind. */
-export type RowsByKind = Record<RowKind, number>;
+type RowsByKind = Record<RowKind, number>;
 
 export interface SeparatedRows {
   byKind: RowsByKind;

@@ -134,7 +134,15 @@ export function mapApiItem(
     kind = classified.kind;
     // An inbound message, a fee or a payout says nothing about an intent: nothing else in it is checked.
     if (kind === 'ignored') {
-      const row: PartnerRow = { line, reference, partnerReference, amount: null, currency: null, executedAt: null, kind };
+      const row: PartnerRow = {
+        line,
+        reference,
+        partnerReference,
+        amount: null,
+        currency: null,
+        executedAt: null,
+        kind,
+      };
       return { kind: 'row', row };
     }
   }

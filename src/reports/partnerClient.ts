@@ -2,7 +2,6 @@ import axios from 'axios';
 import type { ResolvedApiSourceConfig } from './apiSourceConfig.js';
 import { PartnerApiError, withoutQuery } from './errors/PartnerApiError.js';
 import { CURRENCY } from './mapApiItem.js';
-import { rowKindRuleProblems } from './rowKind.js';
 import {
   describe,
   getPath,
@@ -11,6 +10,7 @@ import {
   parseJsonKeepingNumbers,
 } from './parseJsonKeepingNumbers.js';
 import type { ApiReadOptions } from './readApiReport.js';
+import { rowKindRuleProblems } from './rowKind.js';
 
 // HTTP: one GET with timeouts, retries and errors that never carry the token
 

@@ -9,7 +9,7 @@
  */
 export type RowKind = 'execution' | 'reversal' | 'failed' | 'ignored';
 
-export const ROW_KINDS: readonly RowKind[] = ['execution', 'reversal', 'failed', 'ignored'];
+const ROW_KINDS: readonly RowKind[] = ['execution', 'reversal', 'failed', 'ignored'];
 
 /**
  * How a source tells a row's kind, from one or more of its columns (CSV header names, or dot paths into an
@@ -24,7 +24,10 @@ export const ROW_KINDS: readonly RowKind[] = ['execution', 'reversal', 'failed',
  */
 export type RowKindRule =
   | { column: string; values: Record<string, RowKind> }
-  | { columns: readonly string[]; classify: (values: Readonly<Record<string, string>>) => RowKind | undefined };
+  | {
+      columns: readonly string[];
+      classify: (values: Readonly<Record<string, string>>) => RowKind | undefined;
+    };
 
 /** The columns a rule reads, in the order given. */
 export function kindColumns(rule: RowKindRule): readonly string[] {

@@ -1,4 +1,6 @@
 import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { getDiscrepancy } from '../../src/discrepancies/getDiscrepancy.js';
@@ -59,7 +61,11 @@ describe('reconcile: row kinds (execution, reversal, failed, ignored)', () => {
     };
   }
 
-  function reconciler(partner: string, path: string, overrides: Partial<ReconcilerConfig> = {}): ReconcilerConfig {
+  function reconciler(
+    partner: string,
+    path: string,
+    overrides: Partial<ReconcilerConfig> = {},
+  ): ReconcilerConfig {
     return {
       partner,
       schedule: '*/15 * * * *',
@@ -112,7 +118,10 @@ describe('reconcile: row kinds (execution, reversal, failed, ignored)', () => {
     expect(report.rowsByKind).to.deep.equal({ execution: 3, reversal: 2, failed: 0, ignored: 2 });
     expect(report.resolved).to.deep.equal({ completed: 2, notExecuted: 0 });
     expect(report.warnings).to.deep.equal([]);
-    expect(await intentRow(fx.sql, refunded)).to.deep.include({ status: 'completed', partner_reference: 'PSP-1' });
+    expect(await intentRow(fx.sql, refunded)).to.deep.include({
+      status: 'completed',
+      partner_reference: 'PSP-1',
+    });
     expect((await intentRow(fx.sql, twice)).status).to.equal('completed');
 
     // One duplicate, for the intent really executed twice: at risk one execution of its own amount, in
@@ -129,16 +138,23 @@ describe('reconcile: row kinds (execution, reversal, failed, ignored)', () => {
     );
     const byLine = new Map(records.rows.map((r) => [r.line, r]));
     expect([...byLine.keys()]).to.deep.equal([2, 3, 4, 5, 6]);
-    expect(byLine.get(3)).to.deep.include({ kind: 'reversal', intent_id: refunded, identity: 'reversal:PSP-1|order-1#1' });
+    expect(byLine.get(3)).to.deep.include({
+      kind: 'reversal',
+      intent_id: refunded,
+      identity: 'reversal:PSP-1|order-1#1',
+    });
     expect(byLine.get(3).reverses).to.equal(
-      (await fx.sql.query(`SELECT id FROM partner_records WHERE partner = $1 AND line = 2`, [partner])).rows[0].id,
+      (await fx.sql.query(`SELECT id FROM partner_records WHERE partner = $1 AND line = 2`, [partner]))
+        .rows[0].id,
     );
     const chargedBack = (
       await fx.sql.query(`SELECT id FROM partner_records WHERE partner = $1 AND line = 5`, [partner])
     ).rows[0].id;
     expect(byLine.get(6)).to.deep.include({ kind: 'reversal', intent_id: twice, reverses: chargedBack });
-    const detail = await getDiscrepancy(fx.sql, (await fx.sql.query(
-      `SELECT id FROM discrepancies WHERE partner = $1`, [partner])).rows[0].id);
+    const detail = await getDiscrepancy(
+      fx.sql,
+      (await fx.sql.query(`SELECT id FROM discrepancies WHERE partner = $1`, [partner])).rows[0].id,
+    );
     expect(detail?.partnerRecords.map((r) => r.line)).to.deep.equal([4, 5]);
     expect(detail?.reversals.map((r) => [r.line, r.amount, r.currency])).to.deep.equal([[6, '-500', 'JPY']]);
 
@@ -147,7 +163,9 @@ describe('reconcile: row kinds (execution, reversal, failed, ignored)', () => {
     expect(again.resolved).to.deep.equal({ completed: 0, notExecuted: 0 });
     expect(Object.values(again.discrepancies).every((n) => n === 0)).to.equal(true);
     expect(await snapshot(fx.sql)).to.deep.equal(before);
-    const stored = await fx.sql.query(`SELECT rows_by_kind FROM reconciliation_runs WHERE id = $1`, [again.runId]);
+    const stored = await fx.sql.query(`SELECT rows_by_kind FROM reconciliation_runs WHERE id = $1`, [
+      again.runId,
+    ]);
     expect(stored.rows[0].rows_by_kind).to.deep.equal({ execution: 3, reversal: 2, failed: 0, ignored: 2 });
   });
 
@@ -276,7 +294,8 @@ describe('reconcile: row kinds (execution, reversal, failed, ignored)', () => {
       {
         line: 4,
         field: 'type',
-        reason: 'type "Settled", direction "sideways" is not a known kind of row; the row\'s kind is not guessed',
+        reason:
+          'type "Settled", direction "sideways" is not a known kind of row; the row\'s kind is not guessed',
       },
     ]);
     expect((await intentRow(fx.sql, sent)).status).to.equal('completed');
@@ -301,5 +320,99 @@ describe('reconcile: row kinds (execution, reversal, failed, ignored)', () => {
     expect(misconfigured.error).to.contain(
       'kind.values["Settled"] must be one of execution, reversal, failed, ignored, got "executed"',
     );
+  });
+
+  it('an API listing: kinds read from dot paths; an unknown status is a rejected item, an inbound one ignored', async () => {
+    const partner = partnerName('api-kinds');
+    const sent = await stuck(partner, '+5511900000001', 60);
+    const undelivered = await stuck(partner, '+5511900000002', 61);
+    const items = [
+      {
+        sid: 'SM1',
+        to: '+5511900000001',
+        price: '-0.05',
+        unit: 'USD',
+        at: at(61),
+        s: { status: 'delivered' },
+        direction: 'outbound-api',
+      },
+      {
+        sid: 'SM2',
+        to: '+5511900000002',
+        price: null,
+        unit: 'USD',
+        at: at(62),
+        s: { status: 'undelivered' },
+        direction: 'outbound-api',
+      },
+      {
+        sid: 'SM3',
+        to: '+15550000000',
+        price: null,
+        unit: 'USD',
+        at: at(63),
+        s: { status: 'received' },
+        direction: 'inbound',
+      },
+      {
+        sid: 'SM4',
+        to: '+5511900000009',
+        price: '-0.05',
+        unit: 'USD',
+        at: at(64),
+        s: { status: 'teleported' },
+        direction: 'outbound-api',
+      },
+    ];
+    const server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ data: items }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const [report] = await reconcile({
+        pool: fx.sql,
+        reconciler: {
+          partner,
+          schedule: '*/15 * * * *',
+          stuckAfter: '15m',
+          settlementLag: '1h',
+          deadline: '3d',
+          maxRejectedRatio: 0.5,
+          source: {
+            type: 'api',
+            baseUrl: `http://127.0.0.1:${port}`,
+            path: '/messages',
+            fields: { reference: 'to', partnerReference: 'sid', executedAt: 'at' },
+            kind: {
+              columns: ['s.status', 'direction'],
+              classify: (v) => {
+                if (v.direction === 'inbound') return 'ignored';
+                if (v['s.status'] === 'delivered') return 'execution';
+                if (v['s.status'] === 'undelivered') return 'failed';
+                return undefined;
+              },
+            },
+            retries: 0,
+          },
+        },
+      });
+      expect(report.status, `error: ${report.error}`).to.equal('succeeded');
+      expect(report.rowsByKind).to.deep.equal({ execution: 1, reversal: 0, failed: 1, ignored: 1 });
+      expect(report.rejected).to.deep.equal([
+        {
+          line: 4,
+          field: 's.status',
+          reason:
+            's.status "teleported", direction "outbound-api" is not a known kind of row; the row\'s kind is not guessed',
+        },
+      ]);
+      expect((await intentRow(fx.sql, sent)).status).to.equal('completed');
+      expect((await intentRow(fx.sql, undelivered)).status).to.equal('unknown');
+      expect(await discrepanciesOf(fx.sql, partner)).to.deep.equal([]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
