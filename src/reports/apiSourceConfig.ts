@@ -1,3 +1,4 @@
+import type { AmountConvention } from './amountConvention.js';
 import type { RowKindRule } from './rowKind.js';
 
 /**
@@ -86,6 +87,12 @@ export interface ApiSourceConfig {
    * @default undefined (every item is an execution)
    */
   kind?: RowKindRule;
+  /**
+   * How amounts are written: minor units, absolute values (see {@link AmountConvention}; the sign from
+   * another field is for CSV reports only).
+   * @default undefined (major units, signed as sent)
+   */
+  amount?: Pick<AmountConvention, 'units' | 'absolute'>;
   /**
    * Budget for one request, from connecting to the last byte of the answer.
    * @default 10000
@@ -182,6 +189,7 @@ export interface ResolvedApiSourceConfig {
   window: { fromParam: string; toParam: string };
   fields: ApiSourceConfig['fields'];
   kind: RowKindRule | undefined;
+  amount: Pick<AmountConvention, 'units' | 'absolute'> | undefined;
   timeoutMs: number;
   retries: number;
   retryBaseMs: number;
@@ -223,6 +231,7 @@ export function resolveApiSourceConfig(config: ApiSourceConfig): ResolvedApiSour
     window: { fromParam: config.window?.fromParam ?? 'from', toParam: config.window?.toParam ?? 'to' },
     fields: config.fields,
     kind: config.kind,
+    amount: config.amount,
     timeoutMs: config.timeoutMs ?? 10_000,
     retries: config.retries ?? 3,
     retryBaseMs: config.retryBaseMs ?? 200,

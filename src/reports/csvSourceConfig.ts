@@ -1,3 +1,4 @@
+import { type AmountConvention, amountConventionProblems } from './amountConvention.js';
 import { type RowKindRule, rowKindRuleProblems } from './rowKind.js';
 
 /**
@@ -83,6 +84,12 @@ export interface CsvSourceConfig {
    * @default undefined (every row is an execution)
    */
   kind?: RowKindRule;
+  /**
+   * How amounts are written besides their separators: minor units, a sign from an indicator column or
+   * from which of two columns holds the amount, absolute values (see {@link AmountConvention}).
+   * @default undefined (major units, the amount column carries its own sign)
+   */
+  amount?: AmountConvention;
 }
 
 /** Our field names, in the order a row's fields are checked and reported. */
@@ -104,6 +111,8 @@ export interface ResolvedCsvSourceConfig {
   currencyConstant: string | undefined;
   /** The rule for row kinds, when the config has one. */
   kind: RowKindRule | undefined;
+  /** How amounts are written, when the config says more than the separators. */
+  amount: AmountConvention | undefined;
 }
 
 const ENCODINGS = ['utf8', 'latin1', 'windows-1252'] as const;
@@ -170,6 +179,10 @@ export function resolveCsvSourceConfig(config: CsvSourceConfig): ResolvedCsvSour
   }
 
   if (config.kind !== undefined) problems.push(...rowKindRuleProblems(config.kind, 'kind'));
+  problems.push(...amountConventionProblems(config.amount, 'amount'));
+  if (config.amount?.debitCredit && columns.amount !== undefined) {
+    problems.push('columns.amount and amount.debitCredit both say where the amount is: keep one');
+  }
 
   if (problems.length > 0) {
     throw new Error(`invalid CSV source config for ${config.path}: ${problems.join('; ')}`);
@@ -185,6 +198,7 @@ export function resolveCsvSourceConfig(config: CsvSourceConfig): ResolvedCsvSour
     columns,
     currencyConstant,
     kind: config.kind,
+    amount: config.amount,
   };
 }
 

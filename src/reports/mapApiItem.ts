@@ -1,3 +1,4 @@
+import { type AmountConvention, applyAmountConvention } from './amountConvention.js';
 import type { ApiSourceConfig } from './apiSourceConfig.js';
 import { parseDecimal } from './parseDecimal.js';
 import { parseExecutedAt } from './parseExecutedAt.js';
@@ -88,6 +89,7 @@ export function mapApiItem(
   fields: ApiSourceConfig['fields'],
   timezone: string,
   kindRule?: RowKindRule,
+  convention?: AmountConvention,
 ): ReportItem {
   // Once both identifiers are read, a rejection carries them (see RejectedRow.identifiers).
   let identifiers: RejectedRow['identifiers'];
@@ -166,6 +168,11 @@ export function mapApiItem(
     const read = readCurrency(getPath(item, fields.currency));
     if (!read.ok) return reject(fields.currency, read.reason);
     currency = read.value;
+  }
+  if (convention && amount !== null) {
+    const converted = applyAmountConvention(amount, { currency, convention });
+    if (!converted.ok) return reject(fields.amount!, converted.reason);
+    amount = converted.value;
   }
   let executedAt: Date | null = null;
   if (fields.executedAt !== undefined) {

@@ -10,6 +10,7 @@ import {
   parseJsonKeepingNumbers,
 } from './parseJsonKeepingNumbers.js';
 import type { ApiReadOptions } from './readApiReport.js';
+import { amountConventionProblems } from './amountConvention.js';
 import { rowKindRuleProblems } from './rowKind.js';
 
 // HTTP: one GET with timeouts, retries and errors that never carry the token
@@ -71,6 +72,12 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     const problems = rowKindRuleProblems(config.kind, 'kind');
     if (problems.length > 0) throw configError(problems.join('; '));
   }
+  const amountProblems = amountConventionProblems(config.amount, 'amount');
+  const amount = config.amount as Record<string, unknown> | undefined;
+  if (amount?.sign !== undefined || amount?.debitCredit !== undefined) {
+    amountProblems.push('amount.sign and amount.debitCredit are for CSV reports; an API item carries its sign');
+  }
+  if (amountProblems.length > 0) throw configError(amountProblems.join('; '));
   for (const [name, value] of [
     ['timeoutMs', config.timeoutMs],
     ['retries', config.retries],

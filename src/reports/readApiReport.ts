@@ -35,7 +35,7 @@ export async function* readApiReport(
     const page = await client.getJson(listing, 'in the listing');
     for (const item of itemsOf(page.body, resolved.itemsField, client, listing, 'in the listing')) {
       line += 1;
-      yield mapApiItem(item, line, resolved.fields, options.timezone, resolved.kind);
+      yield mapApiItem(item, line, resolved.fields, options.timezone, resolved.kind, resolved.amount);
     }
     return;
   }
@@ -67,7 +67,7 @@ export async function* readApiReport(
       );
       for (const item of items) {
         line += 1;
-        yield mapApiItem(item, line, resolved.fields, options.timezone, resolved.kind);
+        yield mapApiItem(item, line, resolved.fields, options.timezone, resolved.kind, resolved.amount);
       }
       if (next === undefined || next === null || next === '') return;
       if (seen.has(next)) {
@@ -108,7 +108,7 @@ export async function* readApiReport(
     previousDigest = digest;
     for (const item of items) {
       line += 1;
-      yield mapApiItem(item, line, resolved.fields, options.timezone, resolved.kind);
+      yield mapApiItem(item, line, resolved.fields, options.timezone, resolved.kind, resolved.amount);
     }
     if (pagination.size !== undefined && items.length < pagination.size) return;
   }

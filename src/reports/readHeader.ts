@@ -1,5 +1,6 @@
 import { CSV_FIELDS, type CsvField, type ResolvedCsvSourceConfig } from './csvSourceConfig.js';
 import { ReportFormatError } from './errors/ReportFormatError.js';
+import { conventionColumns } from './amountConvention.js';
 import { kindColumns } from './rowKind.js';
 
 interface MappedColumn {
@@ -16,6 +17,8 @@ export interface HeaderLayout {
   byField: Partial<Record<CsvField, MappedColumn>>;
   /** Positions of the columns the row-kind rule reads, in the rule's order (empty without a rule). */
   kindIndexes: number[];
+  /** Positions of the amount convention's columns: sign indicator, or debit then credit (see conventionColumns). */
+  amountIndexes: number[];
 }
 
 export function readHeader(
@@ -67,6 +70,16 @@ export function readHeader(
     }
     kindIndexes.push(index);
   }
+  const amountIndexes: number[] = [];
+  for (const name of conventionColumns(settings.amount)) {
+    const index = names.indexOf(name);
+    if (index === -1) {
+      missing.push(`"${name}" (amount)`);
+      missingNames.push(name);
+      continue;
+    }
+    amountIndexes.push(index);
+  }
   if (missing.length > 0) {
     const subject = missing.length === 1 ? 'column' : 'columns';
     throw new ReportFormatError(
@@ -74,5 +87,5 @@ export function readHeader(
       { file, line, field: missingNames.join(', ') },
     );
   }
-  return { width: names.length, columns, byField, kindIndexes };
+  return { width: names.length, columns, byField, kindIndexes, amountIndexes };
 }

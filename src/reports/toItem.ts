@@ -3,6 +3,7 @@ import { parseDecimal } from './parseDecimal.js';
 import { parseExecutedAt } from './parseExecutedAt.js';
 import type { PartnerRow, RejectedRow, ReportItem } from './partnerRow.js';
 import type { HeaderLayout } from './readHeader.js';
+import { applyAmountConvention } from './amountConvention.js';
 import { classifyRow, type RowKind } from './rowKind.js';
 
 /** A mapped cell longer than this is refused: no reference, amount or date is anywhere near it. */
@@ -72,12 +73,43 @@ export function toItem(cells: string[], line: number, context: RowContext): Repo
   }
 
   // Typed values are trimmed even when quoted: whitespace is never part of an amount, code or time.
+  const convention = settings.amount;
+  let amountText: string | undefined;
+  let amountField: string | undefined;
+  let negate = false;
+  if (convention?.debitCredit) {
+    // Exactly one of the two columns holds the amount; which one gives its sign.
+    const debit = cells[layout.amountIndexes[0]!]!.trim();
+    const credit = cells[layout.amountIndexes[1]!]!.trim();
+    const { debit: debitName, credit: creditName } = convention.debitCredit;
+    if ((debit === '') === (credit === '')) {
+      const how = debit === '' ? 'neither' : 'both';
+      return reject(line, debitName, `${how} ${debitName} and ${creditName} hold an amount`, identifiers);
+    }
+    amountText = debit === '' ? credit : debit;
+    amountField = debit === '' ? creditName : debitName;
+    negate = debit !== '';
+  } else if (amount !== undefined) {
+    amountText = cells[amount.index]!.trim();
+    amountField = amount.name;
+  }
+  if (convention?.sign) {
+    const indicator = cells[layout.amountIndexes[0]!]!.trim();
+    if (convention.sign.negative.includes(indicator)) negate = true;
+    else if (!convention.sign.positive.includes(indicator)) {
+      return reject(
+        line,
+        convention.sign.column,
+        `${show(indicator)} is not a known debit/credit indicator (known: ${[...convention.sign.negative, ...convention.sign.positive].join(', ')})`,
+        identifiers,
+      );
+    }
+  }
   let amountValue: string | null = null;
-  if (amount !== undefined) {
-    const text = cells[amount.index]!.trim();
-    const parsed = parseDecimal(text, settings);
+  if (amountText !== undefined) {
+    const parsed = parseDecimal(amountText, settings);
     if (!parsed.ok)
-      return reject(line, amount.name, `${show(text)} is not a valid amount: ${parsed.reason}`, identifiers);
+      return reject(line, amountField!, `${show(amountText)} is not a valid amount: ${parsed.reason}`, identifiers);
     amountValue = parsed.value;
   }
 
@@ -93,6 +125,17 @@ export function toItem(cells: string[], line: number, context: RowContext): Repo
         identifiers,
       );
     }
+  }
+
+  if (convention && amountValue !== null) {
+    const converted = applyAmountConvention(amountValue, {
+      currency: currencyValue,
+      convention,
+      negate,
+      unsigned: convention.sign !== undefined || convention.debitCredit !== undefined,
+    });
+    if (!converted.ok) return reject(line, amountField!, converted.reason, identifiers);
+    amountValue = converted.value;
   }
 
   let executedAtValue: Date | null = null;
