@@ -14,29 +14,30 @@ export interface ApiSourceConfig {
   baseUrl: string;
   /** The listing path, e.g. `/v1/settlements`. May be omitted (empty) for partners that only offer `lookup`. */
   path: string;
-  /** How to authenticate. Without it, requests carry no credentials. */
-  auth?: {
-    /**
-     * The request header that carries the token.
-     * @default 'Authorization'
-     */
-    header?: string;
-    /**
-     * Name of the environment variable holding the token. The token itself never appears in
-     * configuration, logs or errors; only this name does.
-     */
-    env: string;
-    /**
-     * Written before the token with a space (`Bearer abc`); `''` sends the raw token.
-     * @default 'Bearer'
-     */
-    scheme?: string;
-  };
+  /**
+   * How to authenticate: a token in a header (bearer by default), or HTTP Basic (RFC 7617) from two
+   * environment variables, `{ basic: { usernameEnv: 'TWILIO_ACCOUNT_SID', passwordEnv: 'TWILIO_AUTH_TOKEN' } }`.
+   * Without it, requests carry no credentials. Secrets never appear in configuration, logs or errors; only
+   * the variables' names do.
+   */
+  auth?: ApiTokenAuth | { basic: { usernameEnv: string; passwordEnv: string } };
   /**
    * How the listing is split into pages.
    * @default { type: 'none' }
    */
-  pagination?: ApiCursorPagination | ApiPagePagination | { type: 'none' };
+  pagination?:
+    | ApiCursorPagination
+    | ApiPagePagination
+    | ApiNextPagination
+    | ApiHasMorePagination
+    | { type: 'link' }
+    | { type: 'none' };
+  /**
+   * Pages read at most; a listing that still has a next page then fails the run (applying nothing):
+   * a listing not read to its end proves nothing.
+   * @default 10000
+   */
+  maxPages?: number;
   /**
    * Dot path to the array of items in each answer (`'data'`, `'result.items'`); `''` means the answer
    * itself is the array.
@@ -125,6 +126,58 @@ export interface ApiSourceConfig {
   };
 }
 
+/** A token sent in a header, read from an environment variable. */
+interface ApiTokenAuth {
+  /**
+   * The request header that carries the token.
+   * @default 'Authorization'
+   */
+  header?: string;
+  /**
+   * Name of the environment variable holding the token. The token itself never appears in
+   * configuration, logs or errors; only this name does.
+   */
+  env: string;
+  /**
+   * Written before the token with a space (`Bearer abc`); `''` sends the raw token.
+   * @default 'Bearer'
+   */
+  scheme?: string;
+}
+
+/**
+ * Each answer gives the address of the next page in a field (Twilio's `next_page_uri`): an absolute URL,
+ * or a path resolved against `baseUrl`'s origin. It must stay on that origin (credentials are never sent
+ * elsewhere). `null`, missing or `''` ends the listing. With `{ type: 'link' }` instead, the next page is
+ * the `Link: <...>; rel="next"` header (RFC 8288).
+ */
+interface ApiNextPagination {
+  type: 'next';
+  /**
+   * Dot path to the next page's address.
+   * @default 'next_page_uri'
+   */
+  nextField?: string;
+}
+
+/**
+ * Stripe-style: `has_more` says whether another page follows, asked for with the last item's id
+ * (`starting_after=<id>`).
+ */
+interface ApiHasMorePagination {
+  type: 'hasMore';
+  /** @default 'has_more' */
+  hasMoreField?: string;
+  /** Dot path to each item's id. @default 'id' */
+  idField?: string;
+  /** @default 'starting_after' */
+  afterParam?: string;
+  /** @default 'limit' */
+  limitParam?: string;
+  /** Page size to ask for. @default undefined (the partner's own default) */
+  limit?: number;
+}
+
 /** The partner hands back an opaque cursor with each page and takes it to give the next one. */
 interface ApiCursorPagination {
   type: 'cursor';
@@ -179,10 +232,24 @@ export interface ApiWindow {
 export interface ResolvedApiSourceConfig {
   baseUrl: string;
   path: string;
-  auth: { header: string; env: string; scheme: string } | undefined;
+  auth:
+    | { type: 'bearer'; header: string; env: string; scheme: string }
+    | { type: 'basic'; usernameEnv: string; passwordEnv: string }
+    | undefined;
+  maxPages: number;
   pagination:
     | { type: 'cursor'; cursorParam: string; nextCursorField: string; limitParam: string; limit?: number }
     | { type: 'page'; pageParam: string; sizeParam: string; size?: number; firstPage: number }
+    | { type: 'next'; nextField: string }
+    | { type: 'link' }
+    | {
+        type: 'hasMore';
+        hasMoreField: string;
+        idField: string;
+        afterParam: string;
+        limitParam: string;
+        limit?: number;
+      }
     | { type: 'none' };
   itemsField: string;
   query: Record<string, string>;
@@ -203,13 +270,23 @@ export function resolveApiSourceConfig(config: ApiSourceConfig): ResolvedApiSour
   return {
     baseUrl: config.baseUrl,
     path: config.path,
-    auth: config.auth && {
-      header: config.auth.header ?? 'Authorization',
-      env: config.auth.env,
-      scheme: config.auth.scheme ?? 'Bearer',
-    },
+    auth: resolveAuth(config.auth),
+    maxPages: config.maxPages ?? 10_000,
     pagination:
-      pagination.type === 'cursor'
+      pagination.type === 'next'
+        ? { type: 'next', nextField: pagination.nextField ?? 'next_page_uri' }
+        : pagination.type === 'link'
+          ? { type: 'link' }
+          : pagination.type === 'hasMore'
+            ? {
+                type: 'hasMore',
+                hasMoreField: pagination.hasMoreField ?? 'has_more',
+                idField: pagination.idField ?? 'id',
+                afterParam: pagination.afterParam ?? 'starting_after',
+                limitParam: pagination.limitParam ?? 'limit',
+                limit: pagination.limit,
+              }
+            : pagination.type === 'cursor'
         ? {
             type: 'cursor',
             cursorParam: pagination.cursorParam ?? 'cursor',
@@ -236,5 +313,18 @@ export function resolveApiSourceConfig(config: ApiSourceConfig): ResolvedApiSour
     retries: config.retries ?? 3,
     retryBaseMs: config.retryBaseMs ?? 200,
     lookup: config.lookup && { path: config.lookup.path, itemsField: config.lookup.itemsField ?? itemsField },
+  };
+}
+
+function resolveAuth(auth: ApiSourceConfig['auth']): ResolvedApiSourceConfig['auth'] {
+  if (auth === undefined) return undefined;
+  if ('basic' in auth) {
+    return { type: 'basic', usernameEnv: auth.basic.usernameEnv, passwordEnv: auth.basic.passwordEnv };
+  }
+  return {
+    type: 'bearer',
+    header: auth.header ?? 'Authorization',
+    env: auth.env,
+    scheme: auth.scheme ?? 'Bearer',
   };
 }

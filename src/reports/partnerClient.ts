@@ -37,7 +37,8 @@ const MAX_DELAY_MS = 30_000;
 
 export interface PartnerClient {
   /** GETs `url` and parses the JSON answer, retrying as configured; throws PartnerApiError. */
-  getJson(url: URL, where: string): Promise<{ body: JsonValue; text: string; attempts: number }>;
+  /** `link` is the answer's `Link` header (RFC 8288), when it has one. */
+  getJson(url: URL, where: string): Promise<{ body: JsonValue; text: string; attempts: number; link?: string }>;
   /** Like `getJson`, except that a 404 answers `{ notFound: true }` instead of failing. */
   getJsonOrNotFound(
     url: URL,
@@ -101,22 +102,36 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
   }
 
   const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': 'intent-ledger' };
-  let token: string | undefined;
-  if (config.auth) {
-    token = (options.env ?? process.env)[config.auth.env];
-    if (token === undefined || token === '') {
+  const secrets: string[] = [];
+  const env = options.env ?? process.env;
+  const readEnv = (name: string, what: string): string => {
+    const value = env[name];
+    if (value === undefined || value === '') {
       throw new PartnerApiError(
-        `${prefix} the environment variable ${config.auth.env} that should hold the API token is ` +
-          `${token === undefined ? 'not set' : 'empty'}: set it before reading this partner`,
+        `${prefix} the environment variable ${name} that should hold the ${what} is ` +
+          `${value === undefined ? 'not set' : 'empty'}: set it before reading this partner`,
         { code: 'auth_missing', partner, url: base, attempts: 0 },
       );
     }
+    return value;
+  };
+  if (config.auth?.type === 'bearer') {
+    const token = readEnv(config.auth.env, 'API token');
+    secrets.push(token);
     headers[config.auth.header] = config.auth.scheme === '' ? token : `${config.auth.scheme} ${token}`;
+  } else if (config.auth?.type === 'basic') {
+    // RFC 7617: user-id and password joined by a colon, base64 of their UTF-8 bytes.
+    const user = readEnv(config.auth.usernameEnv, 'API user name');
+    const password = readEnv(config.auth.passwordEnv, 'API password');
+    const token = Buffer.from(`${user}:${password}`, 'utf8').toString('base64');
+    secrets.push(password, token);
+    headers.Authorization = `Basic ${token}`;
   }
 
   /** Partner text quoted in messages: short, on one line, and without the token should it echo it back. */
   const quote = (text: string): string => {
-    const redacted = token ? text.split(token).join('[redacted]') : text;
+    let redacted = text;
+    for (const secret of secrets) redacted = redacted.split(secret).join('[redacted]');
     const flat = redacted.replace(/\s+/g, ' ').trim();
     return JSON.stringify(flat.length > 120 ? `${flat.slice(0, 120)}...` : flat);
   };
@@ -141,8 +156,8 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
       if ('failure' in outcome) {
         lastFailure = outcome.failure;
       } else {
-        const { status, text, contentType, location } = outcome;
-        if (status >= 200 && status < 300) return { status, text, contentType, attempts: attempt };
+        const { status, text, contentType, location, link } = outcome;
+        if (status >= 200 && status < 300) return { status, text, contentType, link, attempts: attempt };
         if (status === 404 && notFoundIsEmpty) return { status, text, contentType, attempts: attempt };
         if (status !== 429 && status < 500) {
           throw new PartnerApiError(`${prefix} ${explainStatus(status, where, text, location)}`, {
@@ -180,8 +195,12 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
 
   function explainStatus(status: number, where: string, text: string, location: string | undefined): string {
     if ((status === 401 || status === 403) && config.auth) {
+      const credentials =
+        config.auth.type === 'bearer'
+          ? `the token in env ${config.auth.env}`
+          : `the credentials in env ${config.auth.usernameEnv} and ${config.auth.passwordEnv}`;
       return (
-        `answered HTTP ${status} ${where}: check the token in env ${config.auth.env} ` +
+        `answered HTTP ${status} ${where}: check ${credentials} ` +
         `(and that it may read ${withoutQuery(base)})`
       );
     }
@@ -232,7 +251,14 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     attempt: number,
   ): Promise<
     | { failure: Failure }
-    | { status: number; text: string; contentType: string; location?: string; retryAfterMs?: number }
+    | {
+        status: number;
+        text: string;
+        contentType: string;
+        location?: string;
+        link?: string;
+        retryAfterMs?: number;
+      }
   > {
     // One wall-clock budget for the whole exchange: axios' own `timeout` is a socket idle timer, which a
     // partner dribbling bytes would never trip.
@@ -265,6 +291,7 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
         text: typeof response.data === 'string' ? response.data : String(response.data ?? ''),
         contentType: header('content-type') ?? '',
         location: header('location'),
+        link: header('link'),
         retryAfterMs: parseRetryAfter(header('retry-after')),
       };
     } catch (error) {
@@ -287,9 +314,13 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     }
   }
 
-  function parse(url: URL, where: string, raw: { text: string; contentType: string; attempts: number }) {
+  function parse(
+    url: URL,
+    where: string,
+    raw: { text: string; contentType: string; attempts: number; link?: string },
+  ) {
     try {
-      return { body: parseJsonKeepingNumbers(raw.text), text: raw.text, attempts: raw.attempts };
+      return { body: parseJsonKeepingNumbers(raw.text), text: raw.text, attempts: raw.attempts, link: raw.link };
     } catch {
       const kind = raw.contentType ? `content-type ${raw.contentType}, ` : '';
       const start = raw.text.trim() === '' ? 'an empty body' : `starting ${quote(raw.text.slice(0, 200))}`;

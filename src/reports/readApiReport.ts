@@ -3,6 +3,7 @@ import { type ApiSourceConfig, type ApiWindow, resolveApiSourceConfig } from './
 import { PartnerApiError } from './errors/PartnerApiError.js';
 import { mapApiItem } from './mapApiItem.js';
 import { describe, getPath } from './parseJsonKeepingNumbers.js';
+import { nextFromLink, nextPageUrl } from './nextPage.js';
 import { createPartnerClient, itemsOf, joinUrl } from './partnerClient.js';
 import type { ReportItem } from './partnerRow.js';
 
@@ -31,6 +32,14 @@ export async function* readApiReport(
 
   let line = 0;
   const pagination = resolved.pagination;
+  /** Past the cap with pages still to come: the listing is not read to its end, so it must not count. */
+  const capReached = (url: URL, pageNumber: number) =>
+    new PartnerApiError(
+      `partner ${options.partner}: the listing still has pages after ${pageNumber} pages (maxPages ` +
+        `${resolved.maxPages}): it was not read to its end, so nothing is applied; raise maxPages or narrow the window`,
+      { code: 'page_cap', partner: options.partner, url: url.href, attempts: 0 },
+    );
+
   if (pagination.type === 'none') {
     const page = await client.getJson(listing, 'in the listing');
     for (const item of itemsOf(page.body, resolved.itemsField, client, listing, 'in the listing')) {
@@ -77,8 +86,83 @@ export async function* readApiReport(
           { code: 'cursor_repeated', partner: options.partner, url: url.href, attempts: page.attempts },
         );
       }
+      if (pageNumber >= resolved.maxPages) throw capReached(url, pageNumber);
       seen.add(next);
       cursor = next;
+    }
+  }
+
+  if (pagination.type === 'next' || pagination.type === 'link') {
+    // Every address handed out so far: a partner pointing back to a page already read would loop forever.
+    const seen = new Set<string>([listing.href]);
+    let url = listing;
+    for (let pageNumber = 1; ; pageNumber += 1) {
+      const where = `at page ${pageNumber}`;
+      const page = await client.getJson(url, where);
+      const items = itemsOf(page.body, resolved.itemsField, client, url, where);
+      options.logger?.debug?.({ partner: options.partner, page: pageNumber, items: items.length }, 'partner page');
+      for (const item of items) {
+        line += 1;
+        yield mapApiItem(item, line, resolved.fields, options.timezone, resolved.kind, resolved.amount);
+      }
+      const next =
+        pagination.type === 'next'
+          ? nextPageUrl(page.body, pagination.nextField, resolved.baseUrl, (what) => client.badBody(url, `${what} ${where}`))
+          : nextFromLink(page.link, url, resolved.baseUrl, (what) => client.badBody(url, `${what} ${where}`));
+      if (next === undefined) return;
+      if (seen.has(next.href)) {
+        throw new PartnerApiError(
+          `partner ${options.partner}: the next page ${where} is one already read: the listing loops, so it ` +
+            'cannot be read completely; report it to the partner',
+          { code: 'cursor_repeated', partner: options.partner, url: url.href, attempts: page.attempts },
+        );
+      }
+      if (pageNumber >= resolved.maxPages) throw capReached(url, pageNumber);
+      seen.add(next.href);
+      url = next;
+    }
+  }
+
+  if (pagination.type === 'hasMore') {
+    if (pagination.limit !== undefined) listing.searchParams.set(pagination.limitParam, String(pagination.limit));
+    const seen = new Set<string>();
+    let after: string | undefined;
+    for (let pageNumber = 1; ; pageNumber += 1) {
+      const where = `at page ${pageNumber}`;
+      const url = new URL(listing);
+      if (after !== undefined) url.searchParams.set(pagination.afterParam, after);
+      const page = await client.getJson(url, where);
+      const items = itemsOf(page.body, resolved.itemsField, client, url, where);
+      const hasMore = getPath(page.body, pagination.hasMoreField);
+      if (typeof hasMore !== 'boolean') {
+        throw client.badBody(
+          url,
+          `field ${pagination.hasMoreField} is ${describe(hasMore)} ${where}, expected true or false: check pagination.hasMoreField`,
+        );
+      }
+      options.logger?.debug?.({ partner: options.partner, page: pageNumber, items: items.length }, 'partner page');
+      for (const item of items) {
+        line += 1;
+        yield mapApiItem(item, line, resolved.fields, options.timezone, resolved.kind, resolved.amount);
+      }
+      if (!hasMore) return;
+      const last = items.length > 0 ? getPath(items[items.length - 1]!, pagination.idField) : undefined;
+      if (typeof last !== 'string' || last === '') {
+        throw client.badBody(
+          url,
+          `says ${pagination.hasMoreField}: true ${where}, but its last item has no ${pagination.idField} to ask for the next page`,
+        );
+      }
+      if (seen.has(last)) {
+        throw new PartnerApiError(
+          `partner ${options.partner}: ${where} ends with ${JSON.stringify(last)} again: the listing loops, so ` +
+            'it cannot be read completely; report it to the partner',
+          { code: 'cursor_repeated', partner: options.partner, url: url.href, attempts: page.attempts },
+        );
+      }
+      if (pageNumber >= resolved.maxPages) throw capReached(url, pageNumber);
+      seen.add(last);
+      after = last;
     }
   }
 
@@ -111,6 +195,7 @@ export async function* readApiReport(
       yield mapApiItem(item, line, resolved.fields, options.timezone, resolved.kind, resolved.amount);
     }
     if (pagination.size !== undefined && items.length < pagination.size) return;
+    if (pageNumber - pagination.firstPage + 1 >= resolved.maxPages) throw capReached(url, pageNumber);
   }
 }
 

@@ -7,6 +7,7 @@
  * - `timeout`: no complete answer within `timeoutMs` on every attempt;
  * - `bad_body`: the answer is not the JSON shape the configuration describes;
  * - `cursor_repeated`: the partner handed back a cursor it had already given (it loops);
+ * - `page_cap`: the listing still had pages after `maxPages` (it was not read to its end);
  * - `aborted`: the caller's signal stopped the read.
  */
 export const PartnerApiErrorCode = {
@@ -17,6 +18,7 @@ export const PartnerApiErrorCode = {
   timeout: 'timeout',
   badBody: 'bad_body',
   cursorRepeated: 'cursor_repeated',
+  pageCap: 'page_cap',
   aborted: 'aborted',
 } as const;
 export type PartnerApiErrorCode = (typeof PartnerApiErrorCode)[keyof typeof PartnerApiErrorCode];
