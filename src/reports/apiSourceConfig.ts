@@ -95,6 +95,18 @@ export interface ApiSourceConfig {
    */
   amount?: Pick<AmountConvention, 'units' | 'absolute'>;
   /**
+   * Luxon format of `fields.executedAt` when it is not ISO 8601, e.g. Twilio's RFC 2822 dates
+   * (`Wed, 18 Aug 2010 20:01:40 +0000`): `'EEE, dd MMM yyyy HH:mm:ss ZZZ'`.
+   * @default undefined (ISO 8601)
+   */
+  dateFormat?: string;
+  /**
+   * Whether an item may have no amount yet (`null` or absent), read as unknown (compared with nothing)
+   * instead of rejected: for partners that document it, such as Twilio's `price` before a message is priced.
+   * @default false
+   */
+  amountMayBeMissing?: boolean;
+  /**
    * Budget for one request, from connecting to the last byte of the answer.
    * @default 10000
    */
@@ -257,6 +269,8 @@ export interface ResolvedApiSourceConfig {
   fields: ApiSourceConfig['fields'];
   kind: RowKindRule | undefined;
   amount: Pick<AmountConvention, 'units' | 'absolute'> | undefined;
+  dateFormat: string | undefined;
+  amountMayBeMissing: boolean;
   timeoutMs: number;
   retries: number;
   retryBaseMs: number;
@@ -309,6 +323,8 @@ export function resolveApiSourceConfig(config: ApiSourceConfig): ResolvedApiSour
     fields: config.fields,
     kind: config.kind,
     amount: config.amount,
+    dateFormat: config.dateFormat,
+    amountMayBeMissing: config.amountMayBeMissing === true,
     timeoutMs: config.timeoutMs ?? 10_000,
     retries: config.retries ?? 3,
     retryBaseMs: config.retryBaseMs ?? 200,

@@ -71,12 +71,16 @@ function readCurrency(value: JsonValue | undefined): FieldResult<string> {
   return { ok: true, value: code.toUpperCase() };
 }
 
-function readExecutedAt(value: JsonValue | undefined, timezone: string): FieldResult<Date> {
+function readExecutedAt(
+  value: JsonValue | undefined,
+  timezone: string,
+  dateFormat: string | undefined,
+): FieldResult<Date> {
   if (value === undefined || value === null) return { ok: false, reason: 'execution time is missing' };
   if (typeof value !== 'string') {
     return { ok: false, reason: `expected an ISO 8601 date-time string, found ${describe(value)}` };
   }
-  return parseExecutedAt(value, { timezone });
+  return parseExecutedAt(value, { timezone, dateFormat });
 }
 
 /**
@@ -88,9 +92,14 @@ export function mapApiItem(
   line: number,
   fields: ApiSourceConfig['fields'],
   timezone: string,
-  kindRule?: RowKindRule,
-  convention?: AmountConvention,
+  reading: {
+    kind?: RowKindRule;
+    amount?: AmountConvention;
+    dateFormat?: string;
+    amountMayBeMissing?: boolean;
+  } = {},
 ): ReportItem {
+  const { kind: kindRule, amount: convention } = reading;
   // Once both identifiers are read, a rejection carries them (see RejectedRow.identifiers).
   let identifiers: RejectedRow['identifiers'];
   const reject = (field: string, reason: string): ReportItem => ({
@@ -156,8 +165,11 @@ export function mapApiItem(
   }
 
   let amount: string | null = null;
-  if (fields.amount !== undefined) {
-    const read = readAmount(getPath(item, fields.amount));
+  const rawAmount = fields.amount === undefined ? undefined : getPath(item, fields.amount);
+  // Only where the partner documents it (Twilio prices a message after sending it): an unknown amount.
+  const amountUnknown = reading.amountMayBeMissing === true && (rawAmount === undefined || rawAmount === null);
+  if (fields.amount !== undefined && !amountUnknown) {
+    const read = readAmount(rawAmount);
     if (!read.ok) return reject(fields.amount, read.reason);
     amount = read.value;
   }
@@ -176,7 +188,7 @@ export function mapApiItem(
   }
   let executedAt: Date | null = null;
   if (fields.executedAt !== undefined) {
-    const read = readExecutedAt(getPath(item, fields.executedAt), timezone);
+    const read = readExecutedAt(getPath(item, fields.executedAt), timezone, reading.dateFormat);
     if (!read.ok) return reject(fields.executedAt, read.reason);
     executedAt = read.value;
   }

@@ -44,7 +44,7 @@ export async function* readApiReport(
     const page = await client.getJson(listing, 'in the listing');
     for (const item of itemsOf(page.body, resolved.itemsField, client, listing, 'in the listing')) {
       line += 1;
-      yield mapApiItem(item, line, resolved.fields, options.timezone, resolved.kind, resolved.amount);
+      yield mapApiItem(item, line, resolved.fields, options.timezone, resolved);
     }
     return;
   }
@@ -76,7 +76,7 @@ export async function* readApiReport(
       );
       for (const item of items) {
         line += 1;
-        yield mapApiItem(item, line, resolved.fields, options.timezone, resolved.kind, resolved.amount);
+        yield mapApiItem(item, line, resolved.fields, options.timezone, resolved);
       }
       if (next === undefined || next === null || next === '') return;
       if (seen.has(next)) {
@@ -103,7 +103,7 @@ export async function* readApiReport(
       options.logger?.debug?.({ partner: options.partner, page: pageNumber, items: items.length }, 'partner page');
       for (const item of items) {
         line += 1;
-        yield mapApiItem(item, line, resolved.fields, options.timezone, resolved.kind, resolved.amount);
+        yield mapApiItem(item, line, resolved.fields, options.timezone, resolved);
       }
       const next =
         pagination.type === 'next'
@@ -143,7 +143,7 @@ export async function* readApiReport(
       options.logger?.debug?.({ partner: options.partner, page: pageNumber, items: items.length }, 'partner page');
       for (const item of items) {
         line += 1;
-        yield mapApiItem(item, line, resolved.fields, options.timezone, resolved.kind, resolved.amount);
+        yield mapApiItem(item, line, resolved.fields, options.timezone, resolved);
       }
       if (!hasMore) return;
       const last = items.length > 0 ? getPath(items[items.length - 1]!, pagination.idField) : undefined;
@@ -192,7 +192,7 @@ export async function* readApiReport(
     previousDigest = digest;
     for (const item of items) {
       line += 1;
-      yield mapApiItem(item, line, resolved.fields, options.timezone, resolved.kind, resolved.amount);
+      yield mapApiItem(item, line, resolved.fields, options.timezone, resolved);
     }
     if (pagination.size !== undefined && items.length < pagination.size) return;
     if (pageNumber - pagination.firstPage + 1 >= resolved.maxPages) throw capReached(url, pageNumber);
