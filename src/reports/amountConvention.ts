@@ -58,11 +58,15 @@ export function amountConventionProblems(convention: unknown, where: string): st
   if (c.sign !== undefined) {
     const sign = c.sign as Record<string, unknown> | null;
     const list = (value: unknown) =>
-      Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string' && v.trim() !== '');
+      Array.isArray(value) &&
+      value.length > 0 &&
+      value.every((v) => typeof v === 'string' && v.trim() !== '');
     if (typeof sign !== 'object' || sign === null || typeof sign.column !== 'string' || sign.column === '') {
       problems.push(`${where}.sign.column must be a column name`);
     } else if (!list(sign.negative) || !list(sign.positive)) {
-      problems.push(`${where}.sign.negative and ${where}.sign.positive must each list at least one indicator`);
+      problems.push(
+        `${where}.sign.negative and ${where}.sign.positive must each list at least one indicator`,
+      );
     } else if ((sign.negative as string[]).some((v) => (sign.positive as string[]).includes(v))) {
       problems.push(`${where}.sign: an indicator cannot be both negative and positive`);
     }
@@ -116,7 +120,10 @@ export function applyAmountConvention(
   let text = value;
   if (input.unsigned) {
     if (text.startsWith('-') || text.startsWith('+')) {
-      return { ok: false, reason: `${JSON.stringify(value)} has a sign, but the report gives the sign elsewhere` };
+      return {
+        ok: false,
+        reason: `${JSON.stringify(value)} has a sign, but the report gives the sign elsewhere`,
+      };
     }
     if (input.negate) text = `-${text}`;
   }

@@ -301,22 +301,22 @@ export function resolveApiSourceConfig(config: ApiSourceConfig): ResolvedApiSour
                 limit: pagination.limit,
               }
             : pagination.type === 'cursor'
-        ? {
-            type: 'cursor',
-            cursorParam: pagination.cursorParam ?? 'cursor',
-            nextCursorField: pagination.nextCursorField ?? 'next_cursor',
-            limitParam: pagination.limitParam ?? 'limit',
-            limit: pagination.limit,
-          }
-        : pagination.type === 'page'
-          ? {
-              type: 'page',
-              pageParam: pagination.pageParam ?? 'page',
-              sizeParam: pagination.sizeParam ?? 'size',
-              size: pagination.size,
-              firstPage: pagination.firstPage ?? 1,
-            }
-          : { type: 'none' },
+              ? {
+                  type: 'cursor',
+                  cursorParam: pagination.cursorParam ?? 'cursor',
+                  nextCursorField: pagination.nextCursorField ?? 'next_cursor',
+                  limitParam: pagination.limitParam ?? 'limit',
+                  limit: pagination.limit,
+                }
+              : pagination.type === 'page'
+                ? {
+                    type: 'page',
+                    pageParam: pagination.pageParam ?? 'page',
+                    sizeParam: pagination.sizeParam ?? 'size',
+                    size: pagination.size,
+                    firstPage: pagination.firstPage ?? 1,
+                  }
+                : { type: 'none' },
     itemsField,
     query: config.query ?? {},
     window: { fromParam: config.window?.fromParam ?? 'from', toParam: config.window?.toParam ?? 'to' },

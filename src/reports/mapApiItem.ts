@@ -167,7 +167,8 @@ export function mapApiItem(
   let amount: string | null = null;
   const rawAmount = fields.amount === undefined ? undefined : getPath(item, fields.amount);
   // Only where the partner documents it (Twilio prices a message after sending it): an unknown amount.
-  const amountUnknown = reading.amountMayBeMissing === true && (rawAmount === undefined || rawAmount === null);
+  const amountUnknown =
+    reading.amountMayBeMissing === true && (rawAmount === undefined || rawAmount === null);
   if (fields.amount !== undefined && !amountUnknown) {
     const read = readAmount(rawAmount);
     if (!read.ok) return reject(fields.amount, read.reason);
@@ -187,8 +188,12 @@ export function mapApiItem(
     amount = converted.value;
   }
   let executedAt: Date | null = null;
-  if (fields.executedAt !== undefined) {
-    const read = readExecutedAt(getPath(item, fields.executedAt), timezone, reading.dateFormat);
+  const rawTime = fields.executedAt === undefined ? undefined : getPath(item, fields.executedAt);
+  // A try that did not execute has no execution time (Twilio's date_sent of a failed message is null);
+  // it is only ever used by its identifiers (see separateRowKinds).
+  const noTime = kind === 'failed' && (rawTime === undefined || rawTime === null);
+  if (fields.executedAt !== undefined && !noTime) {
+    const read = readExecutedAt(rawTime, timezone, reading.dateFormat);
     if (!read.ok) return reject(fields.executedAt, read.reason);
     executedAt = read.value;
   }

@@ -15,7 +15,9 @@ export function nextPageUrl(
   const value = getPath(body, field);
   if (value === undefined || value === null || value === '') return undefined;
   if (typeof value !== 'string') {
-    throw bad(`field ${field} is ${describe(value)}, expected an address or null: check pagination.nextField`);
+    throw bad(
+      `field ${field} is ${describe(value)}, expected an address or null: check pagination.nextField`,
+    );
   }
   return sameOrigin(value, baseUrl, bad);
 }

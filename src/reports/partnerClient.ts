@@ -1,4 +1,5 @@
 import axios from 'axios';
+import { amountConventionProblems } from './amountConvention.js';
 import type { ResolvedApiSourceConfig } from './apiSourceConfig.js';
 import { PartnerApiError, withoutQuery } from './errors/PartnerApiError.js';
 import { CURRENCY } from './mapApiItem.js';
@@ -10,7 +11,6 @@ import {
   parseJsonKeepingNumbers,
 } from './parseJsonKeepingNumbers.js';
 import type { ApiReadOptions } from './readApiReport.js';
-import { amountConventionProblems } from './amountConvention.js';
 import { rowKindRuleProblems } from './rowKind.js';
 
 // HTTP: one GET with timeouts, retries and errors that never carry the token
@@ -38,7 +38,10 @@ const MAX_DELAY_MS = 30_000;
 export interface PartnerClient {
   /** GETs `url` and parses the JSON answer, retrying as configured; throws PartnerApiError. */
   /** `link` is the answer's `Link` header (RFC 8288), when it has one. */
-  getJson(url: URL, where: string): Promise<{ body: JsonValue; text: string; attempts: number; link?: string }>;
+  getJson(
+    url: URL,
+    where: string,
+  ): Promise<{ body: JsonValue; text: string; attempts: number; link?: string }>;
   /** Like `getJson`, except that a 404 answers `{ notFound: true }` instead of failing. */
   getJsonOrNotFound(
     url: URL,
@@ -76,7 +79,9 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
   const amountProblems = amountConventionProblems(config.amount, 'amount');
   const amount = config.amount as Record<string, unknown> | undefined;
   if (amount?.sign !== undefined || amount?.debitCredit !== undefined) {
-    amountProblems.push('amount.sign and amount.debitCredit are for CSV reports; an API item carries its sign');
+    amountProblems.push(
+      'amount.sign and amount.debitCredit are for CSV reports; an API item carries its sign',
+    );
   }
   if (amountProblems.length > 0) throw configError(amountProblems.join('; '));
   for (const [name, value] of [
@@ -320,7 +325,12 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     raw: { text: string; contentType: string; attempts: number; link?: string },
   ) {
     try {
-      return { body: parseJsonKeepingNumbers(raw.text), text: raw.text, attempts: raw.attempts, link: raw.link };
+      return {
+        body: parseJsonKeepingNumbers(raw.text),
+        text: raw.text,
+        attempts: raw.attempts,
+        link: raw.link,
+      };
     } catch {
       const kind = raw.contentType ? `content-type ${raw.contentType}, ` : '';
       const start = raw.text.trim() === '' ? 'an empty body' : `starting ${quote(raw.text.slice(0, 200))}`;

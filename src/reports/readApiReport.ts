@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { type ApiSourceConfig, type ApiWindow, resolveApiSourceConfig } from './apiSourceConfig.js';
 import { PartnerApiError } from './errors/PartnerApiError.js';
 import { mapApiItem } from './mapApiItem.js';
-import { describe, getPath } from './parseJsonKeepingNumbers.js';
 import { nextFromLink, nextPageUrl } from './nextPage.js';
+import { describe, getPath } from './parseJsonKeepingNumbers.js';
 import { createPartnerClient, itemsOf, joinUrl } from './partnerClient.js';
 import type { ReportItem } from './partnerRow.js';
 
@@ -100,14 +100,19 @@ export async function* readApiReport(
       const where = `at page ${pageNumber}`;
       const page = await client.getJson(url, where);
       const items = itemsOf(page.body, resolved.itemsField, client, url, where);
-      options.logger?.debug?.({ partner: options.partner, page: pageNumber, items: items.length }, 'partner page');
+      options.logger?.debug?.(
+        { partner: options.partner, page: pageNumber, items: items.length },
+        'partner page',
+      );
       for (const item of items) {
         line += 1;
         yield mapApiItem(item, line, resolved.fields, options.timezone, resolved);
       }
       const next =
         pagination.type === 'next'
-          ? nextPageUrl(page.body, pagination.nextField, resolved.baseUrl, (what) => client.badBody(url, `${what} ${where}`))
+          ? nextPageUrl(page.body, pagination.nextField, resolved.baseUrl, (what) =>
+              client.badBody(url, `${what} ${where}`),
+            )
           : nextFromLink(page.link, url, resolved.baseUrl, (what) => client.badBody(url, `${what} ${where}`));
       if (next === undefined) return;
       if (seen.has(next.href)) {
@@ -124,7 +129,8 @@ export async function* readApiReport(
   }
 
   if (pagination.type === 'hasMore') {
-    if (pagination.limit !== undefined) listing.searchParams.set(pagination.limitParam, String(pagination.limit));
+    if (pagination.limit !== undefined)
+      listing.searchParams.set(pagination.limitParam, String(pagination.limit));
     const seen = new Set<string>();
     let after: string | undefined;
     for (let pageNumber = 1; ; pageNumber += 1) {
@@ -140,7 +146,10 @@ export async function* readApiReport(
           `field ${pagination.hasMoreField} is ${describe(hasMore)} ${where}, expected true or false: check pagination.hasMoreField`,
         );
       }
-      options.logger?.debug?.({ partner: options.partner, page: pageNumber, items: items.length }, 'partner page');
+      options.logger?.debug?.(
+        { partner: options.partner, page: pageNumber, items: items.length },
+        'partner page',
+      );
       for (const item of items) {
         line += 1;
         yield mapApiItem(item, line, resolved.fields, options.timezone, resolved);

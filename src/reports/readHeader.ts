@@ -1,6 +1,6 @@
+import { conventionColumns } from './amountConvention.js';
 import { CSV_FIELDS, type CsvField, type ResolvedCsvSourceConfig } from './csvSourceConfig.js';
 import { ReportFormatError } from './errors/ReportFormatError.js';
-import { conventionColumns } from './amountConvention.js';
 import { kindColumns } from './rowKind.js';
 
 interface MappedColumn {

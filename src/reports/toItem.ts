@@ -1,9 +1,9 @@
+import { applyAmountConvention } from './amountConvention.js';
 import type { ResolvedCsvSourceConfig } from './csvSourceConfig.js';
 import { parseDecimal } from './parseDecimal.js';
 import { parseExecutedAt } from './parseExecutedAt.js';
 import type { PartnerRow, RejectedRow, ReportItem } from './partnerRow.js';
 import type { HeaderLayout } from './readHeader.js';
-import { applyAmountConvention } from './amountConvention.js';
 import { classifyRow, type RowKind } from './rowKind.js';
 
 /** A mapped cell longer than this is refused: no reference, amount or date is anywhere near it. */
@@ -109,7 +109,12 @@ export function toItem(cells: string[], line: number, context: RowContext): Repo
   if (amountText !== undefined) {
     const parsed = parseDecimal(amountText, settings);
     if (!parsed.ok)
-      return reject(line, amountField!, `${show(amountText)} is not a valid amount: ${parsed.reason}`, identifiers);
+      return reject(
+        line,
+        amountField!,
+        `${show(amountText)} is not a valid amount: ${parsed.reason}`,
+        identifiers,
+      );
     amountValue = parsed.value;
   }
 

@@ -41,7 +41,16 @@ describe('reports: amount conventions', () => {
 
   it('minor units follow each currency`s ISO 4217 minor unit, in any case of its code', async () => {
     const items = await read(
-      ['ref,amount,cur', 'a,1050,BRL', 'b,1050,jpy', 'c,1050,KWD', 'd,-7,usd', 'e,0,EUR', 'f,10.5,BRL', 'g,5,XYZ'],
+      [
+        'ref,amount,cur',
+        'a,1050,BRL',
+        'b,1050,jpy',
+        'c,1050,KWD',
+        'd,-7,usd',
+        'e,0,EUR',
+        'f,10.5,BRL',
+        'g,5,XYZ',
+      ],
       { amount: { units: 'minor' } },
     );
     expect(amounts(items)).to.deep.equal([
@@ -50,7 +59,14 @@ describe('reports: amount conventions', () => {
       '1.050',
       '-0.07',
       '0.00',
-      { rejected: { line: 7, field: 'amount', reason: '"10.5" is not a whole number of minor units', identifiers: { reference: 'f', partnerReference: null } } },
+      {
+        rejected: {
+          line: 7,
+          field: 'amount',
+          reason: '"10.5" is not a whole number of minor units',
+          identifiers: { reference: 'f', partnerReference: null },
+        },
+      },
       {
         rejected: {
           line: 8,
@@ -60,19 +76,18 @@ describe('reports: amount conventions', () => {
         },
       },
     ]);
-    expect(items.filter((i) => i.kind === 'row').map((i) => i.kind === 'row' && i.row.currency)).to.deep.equal([
-      'BRL',
-      'JPY',
-      'KWD',
-      'USD',
-      'EUR',
-    ]);
+    expect(
+      items.filter((i) => i.kind === 'row').map((i) => i.kind === 'row' && i.row.currency),
+    ).to.deep.equal(['BRL', 'JPY', 'KWD', 'USD', 'EUR']);
   });
 
   it('a debit/credit indicator gives the sign of an unsigned amount; an unknown indicator or a signed amount is rejected', async () => {
-    const items = await read(['ref,amount,cur,dc', 'a,1050,USD,CR', 'b,1050,USD,DR', 'c,1050,USD,XX', 'd,-1050,USD,DR'], {
-      amount: { units: 'minor', sign: { column: 'dc', negative: ['DR'], positive: ['CR'] } },
-    });
+    const items = await read(
+      ['ref,amount,cur,dc', 'a,1050,USD,CR', 'b,1050,USD,DR', 'c,1050,USD,XX', 'd,-1050,USD,DR'],
+      {
+        amount: { units: 'minor', sign: { column: 'dc', negative: ['DR'], positive: ['CR'] } },
+      },
+    );
     expect(amounts(items)).to.deep.equal([
       '10.50',
       '-10.50',
@@ -97,7 +112,13 @@ describe('reports: amount conventions', () => {
 
   it('an amount in one of two columns (Adyen`s Gross Debit / Gross Credit): the column gives the sign; both or neither is rejected', async () => {
     const items = await read(
-      ['ref,Gross Debit (GC),Gross Credit (GC),cur', 'a,,10.50,EUR', 'b,3.20,,EUR', 'c,,,EUR', 'd,1.00,1.00,EUR'],
+      [
+        'ref,Gross Debit (GC),Gross Credit (GC),cur',
+        'a,,10.50,EUR',
+        'b,3.20,,EUR',
+        'c,,,EUR',
+        'd,1.00,1.00,EUR',
+      ],
       {
         columns: { reference: 'ref', currency: 'cur' },
         amount: { debitCredit: { debit: 'Gross Debit (GC)', credit: 'Gross Credit (GC)' } },
@@ -135,7 +156,9 @@ describe('reports: amount conventions', () => {
   it('a convention with a missing column or a contradiction is refused before reading', async () => {
     let error: unknown;
     try {
-      await read(['ref,amount,cur', 'a,1,USD'], { amount: { sign: { column: 'dc', negative: ['DR'], positive: ['CR'] } } });
+      await read(['ref,amount,cur', 'a,1,USD'], {
+        amount: { sign: { column: 'dc', negative: ['DR'], positive: ['CR'] } },
+      });
     } catch (caught) {
       error = caught;
     }
@@ -154,15 +177,19 @@ describe('reports: amount conventions', () => {
 
   it('minor units, exactly: n minor units of a currency with d digits is n / 10^d, digit for digit', () => {
     fc.assert(
-      fc.property(fc.bigInt({ min: -(10n ** 18n), max: 10n ** 18n }), fc.constantFrom('JPY', 'BRL', 'KWD', 'BHD'), (n, currency) => {
-        const digits = minorUnitDigits(currency)!;
-        const result = applyAmountConvention(n.toString(), { currency, convention: { units: 'minor' } });
-        expect(result.ok).to.equal(true);
-        const value = (result as { value: string }).value;
-        const scaled = BigInt(value.replace('.', ''));
-        expect(scaled).to.equal(n);
-        expect(value.includes('.') ? value.split('.')[1]!.length : 0).to.equal(digits);
-      }),
+      fc.property(
+        fc.bigInt({ min: -(10n ** 18n), max: 10n ** 18n }),
+        fc.constantFrom('JPY', 'BRL', 'KWD', 'BHD'),
+        (n, currency) => {
+          const digits = minorUnitDigits(currency)!;
+          const result = applyAmountConvention(n.toString(), { currency, convention: { units: 'minor' } });
+          expect(result.ok).to.equal(true);
+          const value = (result as { value: string }).value;
+          const scaled = BigInt(value.replace('.', ''));
+          expect(scaled).to.equal(n);
+          expect(value.includes('.') ? value.split('.')[1]!.length : 0).to.equal(digits);
+        },
+      ),
     );
   });
 });
