@@ -10,6 +10,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * for the reason migration 0003 gives). Only executions are evidence of an execution: every statement that
  * counts executions filters on `kind`. Ignored rows are never stored.
  *
+ * `settlement_amount` / `settlement_currency` keep a report's other amount for a row (the settlement amount
+ * when the presentment one is compared), as evidence only.
+ *
  * `reconciliation_runs.rows_by_kind` keeps how many accepted rows of each kind a run read.
  */
 export class RowKinds1000000000008 implements MigrationInterface {
@@ -20,6 +23,8 @@ export class RowKinds1000000000008 implements MigrationInterface {
       `ALTER TABLE partner_records
          ADD COLUMN kind text NOT NULL DEFAULT 'execution',
          ADD COLUMN reverses bigint,
+         ADD COLUMN settlement_amount numeric,
+         ADD COLUMN settlement_currency text,
          ADD CONSTRAINT partner_records_kind_check CHECK (kind IN ('execution', 'reversal', 'failed'))`,
     );
     await queryRunner.query(
@@ -39,7 +44,8 @@ export class RowKinds1000000000008 implements MigrationInterface {
     }
     await queryRunner.query('ALTER TABLE reconciliation_runs DROP COLUMN rows_by_kind');
     await queryRunner.query(
-      'ALTER TABLE partner_records DROP CONSTRAINT partner_records_kind_check, DROP COLUMN reverses, DROP COLUMN kind',
+      `ALTER TABLE partner_records DROP CONSTRAINT partner_records_kind_check, DROP COLUMN reverses, DROP COLUMN kind,
+         DROP COLUMN settlement_amount, DROP COLUMN settlement_currency`,
     );
   }
 }

@@ -7,14 +7,15 @@ import { defineReconciler } from '../src/reconcile/reconcilerConfig.js';
  * and its reporting categories: https://docs.stripe.com/reports/reporting-categories
  *
  * Columns read (found by name, so an export with more columns reads the same): `balance_transaction_id`,
- * `created_utc`, `reporting_category`, `charge_id`, `customer_facing_amount`, `customer_facing_currency`,
+ * `created_utc`, `currency`, `gross`, `reporting_category`, `charge_id`, `customer_facing_amount`, `customer_facing_currency`,
  * and `payment_metadata[order_id]`, the metadata key our charges carry (add it to the report's columns).
  *
  * - Our reference is `payment_metadata[order_id]`; the partner reference is `charge_id` (`ch_...`), which a
  *   refund's or a dispute's row carries too: it ties them to the charge they reverse.
  * - Compared with the intent: the presentment amount, `customer_facing_amount` in `customer_facing_currency`
  *   (what the customer was charged, in major units; Stripe writes currency codes in lower case). `gross` /
- *   `currency` are in the settlement currency after conversion and are not compared.
+ *   `currency`, in the settlement currency after conversion, are kept beside each row as evidence, never
+ *   compared.
  * - Row kinds from `reporting_category`: `charge` is an execution; `refund`, `refund_failure`, `dispute`,
  *   `dispute_reversal`, `partial_capture_reversal` and `charge_failure` are reversals; fees, payouts,
  *   transfers, tax, adjustments and the other balance movements are ignored. Any other category is rejected.
@@ -40,6 +41,8 @@ export default defineReconciler({
       amount: 'customer_facing_amount',
       currency: 'customer_facing_currency',
       executedAt: 'created_utc',
+      settlementAmount: 'gross',
+      settlementCurrency: 'currency',
     },
     kind: {
       column: 'reporting_category',

@@ -42,6 +42,9 @@ export interface PartnerRecordView {
   currency: string | null;
   executedAt: Date | null;
   runId: string;
+  /** The report's other amount and currency for the row (e.g. the settlement amount), evidence only; null when none. */
+  settlementAmount: string | null;
+  settlementCurrency: string | null;
 }
 
 /** The reconciliation run that raised a discrepancy. */

@@ -97,9 +97,11 @@ async function getPartnerRecords(db: Queryable, ids: readonly string[]): Promise
     currency: string | null;
     executed_at: Date | null;
     run_id: string;
+    settlement_amount: string | null;
+    settlement_currency: string | null;
   }>(
     `SELECT pr.id, run.source, pr.line, pr.reference, pr.partner_reference, pr.amount::text AS amount, pr.currency,
-            pr.executed_at, pr.run_id
+            pr.executed_at, pr.run_id, pr.settlement_amount::text AS settlement_amount, pr.settlement_currency
        FROM partner_records pr
        JOIN reconciliation_runs run ON run.id = pr.run_id
       WHERE pr.id = ANY($1::bigint[])
@@ -116,6 +118,8 @@ async function getPartnerRecords(db: Queryable, ids: readonly string[]): Promise
     currency: r.currency,
     executedAt: r.executed_at,
     runId: r.run_id,
+    settlementAmount: r.settlement_amount,
+    settlementCurrency: r.settlement_currency,
   }));
 }
 

@@ -30,8 +30,8 @@ export async function recordOtherRows(
     `CREATE TEMP TABLE rec_other_tied ON COMMIT DROP AS
      WITH located AS (
        SELECT s.line, s.reference, s.partner_reference, s.amount, s.currency, s.executed_at, s.kind,
-              s.kind || ':' || ${IDENTITY_BASE} AS base
-         FROM (SELECT line, reference, partner_reference, amount, currency, kind,
+              s.settlement_amount, s.settlement_currency, s.kind || ':' || ${IDENTITY_BASE} AS base
+         FROM (SELECT line, reference, partner_reference, amount, currency, kind, settlement_amount, settlement_currency,
                       (timestamp 'epoch' + (executed_at_ms / 86400000) * interval '1 day'
                          + (executed_at_ms % 86400000) * interval '1 millisecond') AT TIME ZONE 'UTC' AS executed_at
                  FROM rec_other) s
@@ -40,6 +40,7 @@ export async function recordOtherRows(
          FROM located l
      )
      SELECT i.line, i.reference, i.partner_reference, i.amount, i.currency, i.executed_at, i.kind, i.identity,
+            i.settlement_amount, i.settlement_currency,
             CASE WHEN i.kind = 'reversal' THEN reversed.intent_id ELSE named.intent_id END AS intent_id,
             reversed.record_id AS reverses
        FROM identified i
@@ -65,9 +66,9 @@ export async function recordOtherRows(
   );
   await db.query(
     `INSERT INTO partner_records (partner, identity, run_id, line, reference, partner_reference, amount, currency,
-                                  executed_at, intent_id, kind, reverses)
+                                  executed_at, intent_id, kind, reverses, settlement_amount, settlement_currency)
      SELECT $1, identity, $2, line, reference, partner_reference, amount, currency, executed_at, intent_id,
-            kind, reverses
+            kind, reverses, settlement_amount, settlement_currency
        FROM rec_other_tied
       ORDER BY line
      ON CONFLICT (partner, identity) DO NOTHING`,

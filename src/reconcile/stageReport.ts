@@ -65,7 +65,9 @@ export async function createStagingTable(db: Queryable): Promise<void> {
        amount            numeric,
        currency          text,
        executed_at_ms    bigint,
-       kind              text
+       kind              text,
+       settlement_amount numeric,
+       settlement_currency text
      ) ON COMMIT DROP`,
   );
 }
@@ -74,7 +76,7 @@ export async function createStagingTable(db: Queryable): Promise<void> {
 async function copyStagedRows(db: ClientBase, text: string | Buffer): Promise<void> {
   const stream = db.query(
     copyFrom(
-      'COPY rec_staged (line, reference, partner_reference, amount, currency, executed_at_ms, kind) FROM STDIN',
+      'COPY rec_staged (line, reference, partner_reference, amount, currency, executed_at_ms, kind, settlement_amount, settlement_currency) FROM STDIN',
     ),
   );
   await new Promise<void>((resolve, reject) => {
@@ -89,7 +91,7 @@ async function copyStagedRows(db: ClientBase, text: string | Buffer): Promise<vo
  * execution (almost every row), so separateRowKinds finds the others without a comparison per row.
  */
 function copyLine(row: PartnerRow): string {
-  return `${row.line}\t${copyText(row.reference)}\t${copyText(row.partnerReference)}\t${row.amount ?? '\\N'}\t${copyText(row.currency)}\t${row.executedAt === null ? '\\N' : row.executedAt.getTime()}\t${row.kind === undefined || row.kind === 'execution' ? '\\N' : row.kind}\n`;
+  return `${row.line}\t${copyText(row.reference)}\t${copyText(row.partnerReference)}\t${row.amount ?? '\\N'}\t${copyText(row.currency)}\t${row.executedAt === null ? '\\N' : row.executedAt.getTime()}\t${row.kind === undefined || row.kind === 'execution' ? '\\N' : row.kind}\t${row.settlementAmount ?? '\\N'}\t${copyText(row.settlementCurrency ?? null)}\n`;
 }
 
 const COPY_SPECIAL = /[\\\t\n\r]/;

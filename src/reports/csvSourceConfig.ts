@@ -77,6 +77,15 @@ export interface CsvSourceConfig {
      * @default undefined (not in the report)
      */
     executedAt?: string;
+    /**
+     * The report's other amount for the row, kept beside it as evidence and never compared: e.g. the
+     * settlement amount (after currency conversion) when `amount` is the presentment amount the customer
+     * was charged. Read with the same separators, in major units.
+     * @default undefined (not kept)
+     */
+    settlementAmount?: string;
+    /** The currency of `settlementAmount`. @default undefined (not kept) */
+    settlementCurrency?: string;
   };
   /**
    * How each row's kind (execution, reversal, failed, ignored) is read from its columns; see
@@ -93,7 +102,15 @@ export interface CsvSourceConfig {
 }
 
 /** Our field names, in the order a row's fields are checked and reported. */
-export const CSV_FIELDS = ['reference', 'partnerReference', 'amount', 'currency', 'executedAt'] as const;
+export const CSV_FIELDS = [
+  'reference',
+  'partnerReference',
+  'amount',
+  'currency',
+  'executedAt',
+  'settlementAmount',
+  'settlementCurrency',
+] as const;
 export type CsvField = (typeof CSV_FIELDS)[number];
 
 /** {@link CsvSourceConfig} with defaults applied and every value checked. */

@@ -26,6 +26,9 @@ export interface PartnerRow {
    * complete and duplicate intents.
    */
   kind?: RowKind;
+  /** The report's other amount and currency for the row (see CsvSourceConfig.columns.settlementAmount), evidence only. */
+  settlementAmount?: string | null;
+  settlementCurrency?: string | null;
 }
 
 /** A record the source could not accept. It is reported, never coerced and never silently skipped. */

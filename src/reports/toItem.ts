@@ -167,6 +167,37 @@ export function toItem(cells: string[], line: number, context: RowContext): Repo
     executedAt: executedAtValue,
   };
   if (kind !== 'execution') row.kind = kind;
+  const { settlementAmount, settlementCurrency } = layout.byField;
+  if (settlementAmount !== undefined) {
+    const text = cells[settlementAmount.index]!.trim();
+    if (text !== '') {
+      const parsed = parseDecimal(text, settings);
+      if (!parsed.ok) {
+        return reject(
+          line,
+          settlementAmount.name,
+          `${show(text)} is not a valid amount: ${parsed.reason}`,
+          identifiers,
+        );
+      }
+      row.settlementAmount = parsed.value;
+    }
+  }
+  if (settlementCurrency !== undefined) {
+    const text = cells[settlementCurrency.index]!.trim();
+    if (text !== '') {
+      const code = text.toUpperCase();
+      if (!isCurrencyCode(code)) {
+        return reject(
+          line,
+          settlementCurrency.name,
+          `${show(text)} is not a 3-letter ISO 4217 currency code`,
+          identifiers,
+        );
+      }
+      row.settlementCurrency = code;
+    }
+  }
   return { kind: 'row', row };
 }
 

@@ -175,6 +175,46 @@ describe('reports: amount conventions', () => {
     expect(String(error)).to.contain('amount.sign: an indicator cannot be both negative and positive');
   });
 
+  it('the other amount/currency pair (settlement beside presentment) is kept as evidence, read in any case', async () => {
+    const items = await read(
+      ['ref,amount,cur,gross,settled_in', 'a,25.00,usd,23.10,eur', 'b,25.00,usd,,', 'c,1.00,usd,0.92,euro'],
+      {
+        columns: {
+          reference: 'ref',
+          amount: 'amount',
+          currency: 'cur',
+          settlementAmount: 'gross',
+          settlementCurrency: 'settled_in',
+        },
+      },
+    );
+    expect(
+      items
+        .slice(0, 2)
+        .map(
+          (i) =>
+            i.kind === 'row' && [
+              i.row.amount,
+              i.row.currency,
+              i.row.settlementAmount,
+              i.row.settlementCurrency,
+            ],
+        ),
+    ).to.deep.equal([
+      ['25.00', 'USD', '23.10', 'EUR'],
+      ['25.00', 'USD', undefined, undefined],
+    ]);
+    expect(items[2]).to.deep.equal({
+      kind: 'rejected',
+      rejected: {
+        line: 4,
+        field: 'settled_in',
+        reason: '"euro" is not a 3-letter ISO 4217 currency code',
+        identifiers: { reference: 'c', partnerReference: null },
+      },
+    });
+  });
+
   it('minor units, exactly: n minor units of a currency with d digits is n / 10^d, digit for digit', () => {
     fc.assert(
       fc.property(

@@ -85,6 +85,13 @@ describe('shipped partner: stripe (Itemized payout reconciliation)', () => {
         ).rows[0].id,
       ),
     );
+    // The settlement amount (EUR, after conversion) is kept beside each execution, never compared.
+    expect(
+      duplicate?.partnerRecords.map((r) => [r.amount, r.currency, r.settlementAmount, r.settlementCurrency]),
+    ).to.deep.equal([
+      ['40.00', 'USD', '36.96', 'EUR'],
+      ['40.00', 'USD', '36.96', 'EUR'],
+    ]);
     expect(duplicate?.reversals.map((r) => [r.partnerReference, r.amount, r.currency])).to.deep.equal([
       ['ch_1Qx0000000000000000022', '-40.00', 'USD'],
     ]);
