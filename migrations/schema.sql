@@ -98,7 +98,9 @@ CREATE TABLE partner_records (
   intent_id bigint,
   recorded_at timestamp with time zone NOT NULL DEFAULT now(),
   kind text NOT NULL DEFAULT 'execution'::text,
-  reverses bigint
+  reverses bigint,
+  settlement_amount numeric,
+  settlement_currency text
 );
 
 CREATE TABLE reconciliation_runs (
