@@ -88,10 +88,13 @@ export function classifyRow(rule: RowKindRule, texts: readonly string[]): KindRe
     const text = texts[0] ?? '';
     const kind = Object.hasOwn(rule.values, text) ? rule.values[text] : undefined;
     if (kind !== undefined) return { ok: true, kind };
+    const known = Object.keys(rule.values);
+    const listed = known.slice(0, LISTED_VALUES).join(', ');
+    const more = known.length > LISTED_VALUES ? ` and ${known.length - LISTED_VALUES} more` : '';
     return {
       ok: false,
       field: rule.column,
-      reason: `${JSON.stringify(text)} is not a known ${rule.column} (known: ${Object.keys(rule.values).join(', ')}); the row's kind is not guessed`,
+      reason: `${quote(text)} is not a known ${rule.column} (known: ${listed}${more}); the row's kind is not guessed`,
     };
   }
   const values: Record<string, string> = {};
@@ -118,6 +121,16 @@ export function classifyRow(rule: RowKindRule, texts: readonly string[]): KindRe
 
 function describeValues(values: Record<string, string>): string {
   return Object.entries(values)
-    .map(([column, text]) => `${column} ${JSON.stringify(text)}`)
+    .map(([column, text]) => `${column} ${quote(text)}`)
     .join(', ');
+}
+
+/** Known values a rejection lists; reasons stay short enough to read in a table (and a log line). */
+const LISTED_VALUES = 6;
+/** A value is quoted up to this many characters: a garbled cell cannot flood the reason. */
+const QUOTED_CHARS = 40;
+
+function quote(text: string): string {
+  if (text.length <= QUOTED_CHARS) return JSON.stringify(text);
+  return JSON.stringify(`${Array.from(text).slice(0, QUOTED_CHARS).join('')}…`);
 }
