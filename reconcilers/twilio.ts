@@ -46,7 +46,7 @@ export default defineReconciler({
     path: `/2010-04-01/Accounts/${accountSid}/Messages.json`,
     auth: { basic: { usernameEnv: 'TWILIO_ACCOUNT_SID', passwordEnv: 'TWILIO_AUTH_TOKEN' } },
     query: { PageSize: '1000' },
-    window: { fromParam: 'DateSent>', toParam: 'DateSent<' },
+    window: { fromParam: 'DateSent>', toParam: 'DateSent<', format: 'seconds' },
     pagination: { type: 'next', nextField: 'next_page_uri' },
     itemsField: 'messages',
     fields: {

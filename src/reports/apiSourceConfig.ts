@@ -61,6 +61,13 @@ export interface ApiSourceConfig {
      * @default 'to'
      */
     toParam?: string;
+    /**
+     * How the two instants are written: `'iso'` (`2026-11-30T10:00:00.000Z`), or `'seconds'`
+     * (`2026-11-30T10:00:00Z`, for APIs that take no fraction, such as Twilio's `DateSent`): the start is
+     * rounded down and the end up to the second, so the listing asked for still contains the whole window.
+     * @default 'iso'
+     */
+    format?: 'iso' | 'seconds';
   };
   /**
    * Dot paths into each item. At least one of `reference` and `partnerReference` is required; a field
@@ -265,7 +272,7 @@ export interface ResolvedApiSourceConfig {
     | { type: 'none' };
   itemsField: string;
   query: Record<string, string>;
-  window: { fromParam: string; toParam: string };
+  window: { fromParam: string; toParam: string; format: 'iso' | 'seconds' };
   fields: ApiSourceConfig['fields'];
   kind: RowKindRule | undefined;
   amount: Pick<AmountConvention, 'units' | 'absolute'> | undefined;
@@ -319,7 +326,11 @@ export function resolveApiSourceConfig(config: ApiSourceConfig): ResolvedApiSour
                 : { type: 'none' },
     itemsField,
     query: config.query ?? {},
-    window: { fromParam: config.window?.fromParam ?? 'from', toParam: config.window?.toParam ?? 'to' },
+    window: {
+      fromParam: config.window?.fromParam ?? 'from',
+      toParam: config.window?.toParam ?? 'to',
+      format: config.window?.format ?? 'iso',
+    },
     fields: config.fields,
     kind: config.kind,
     amount: config.amount,

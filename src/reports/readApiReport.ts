@@ -26,8 +26,17 @@ export async function* readApiReport(
   const listing = joinUrl(resolved.baseUrl, resolved.path);
   for (const [name, value] of Object.entries(resolved.query)) listing.searchParams.set(name, value);
   if (options.window) {
-    listing.searchParams.set(resolved.window.fromParam, options.window.from.toISOString());
-    listing.searchParams.set(resolved.window.toParam, options.window.to.toISOString());
+    const seconds = resolved.window.format === 'seconds';
+    const from = seconds
+      ? Math.floor(options.window.from.getTime() / 1000) * 1000
+      : options.window.from.getTime();
+    const to = seconds ? Math.ceil(options.window.to.getTime() / 1000) * 1000 : options.window.to.getTime();
+    const write = (ms: number) => {
+      const iso = new Date(ms).toISOString();
+      return seconds ? iso.replace(/\.\d{3}Z$/, 'Z') : iso;
+    };
+    listing.searchParams.set(resolved.window.fromParam, write(from));
+    listing.searchParams.set(resolved.window.toParam, write(to));
   }
 
   let line = 0;

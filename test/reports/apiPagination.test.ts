@@ -168,6 +168,29 @@ describe('reports: API pagination (next address, Link header, has_more) and its 
     }
   });
 
+  it('a window written to the second is rounded outward, so the listing asked for holds the whole window', async () => {
+    let query: URLSearchParams | undefined;
+    const server = await serve((url, _request, response) => {
+      query = url.searchParams;
+      json(response, { data: [] });
+    });
+    try {
+      const source = config(
+        server.url,
+        { type: 'none' },
+        { window: { fromParam: 'DateSent>', toParam: 'DateSent<', format: 'seconds' } },
+      );
+      const window = { from: new Date('2026-11-30T10:00:00.500Z'), to: new Date('2026-11-30T12:00:00.200Z') };
+      for await (const _ of readApiReport(source, { partner: 'p', timezone: 'UTC', window })) {
+        // no items
+      }
+      expect(query?.get('DateSent>')).to.equal('2026-11-30T10:00:00Z');
+      expect(query?.get('DateSent<')).to.equal('2026-11-30T12:00:01Z');
+    } finally {
+      await server.close();
+    }
+  });
+
   it('HTTP Basic from two environment variables (RFC 7617); a missing one is named', async () => {
     let seen: string | undefined;
     const server = await serve((_url, request, response) => {

@@ -73,8 +73,8 @@ describe('shipped partner: twilio (Messages list API)', () => {
 
     // Four pages, each asked for with the partner's own window parameters.
     expect(fake.requests.map((q) => q.get('Page'))).to.deep.equal([null, '1', '2', '3']);
-    expect(fake.requests[0]!.get('DateSent>')).to.equal('2026-11-30T09:00:00.000Z');
-    expect(fake.requests[0]!.get('DateSent<')).to.equal('2026-11-30T12:00:00.000Z');
+    expect(fake.requests[0]!.get('DateSent>')).to.equal('2026-11-30T09:00:00Z');
+    expect(fake.requests[0]!.get('DateSent<')).to.equal('2026-11-30T12:00:00Z');
 
     expect(report.rowsRead).to.equal(8);
     expect(report.rowsRejected).to.equal(0);
