@@ -5,7 +5,7 @@ import { PartnerRecordsSource1000000000004 } from './0004-partner-records-source
 import { AttemptsWithoutForeignKey1000000000005 } from './0005-attempts-without-foreign-key.js';
 import { CurrentAttemptOnIntent1000000000006 } from './0006-current-attempt-on-intent.js';
 import { AmbiguousMatch1000000000007 } from './0007-ambiguous-match.js';
-import { RowKinds1000000000008 } from './0008-row-kinds.js';
+import { RowKinds1000000000011 } from './0011-row-kinds.js';
 
 /** Every migration, in order. A new migration is a new numbered file plus one line here. */
 export const migrations = [
@@ -16,5 +16,5 @@ export const migrations = [
   AttemptsWithoutForeignKey1000000000005,
   CurrentAttemptOnIntent1000000000006,
   AmbiguousMatch1000000000007,
-  RowKinds1000000000008,
+  RowKinds1000000000011,
 ];

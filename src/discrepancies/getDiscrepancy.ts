@@ -46,7 +46,7 @@ export async function getDiscrepancy(db: Queryable, id: string): Promise<Discrep
   };
 }
 
-/** The reversals stored for an intent (migration 0008), in id order. */
+/** The reversals stored for an intent (migration 0011), in id order. */
 async function getReversalsOf(db: Queryable, intentId: string): Promise<PartnerRecordView[]> {
   const ids = await db.query<{ id: string }>(
     `SELECT id FROM partner_records WHERE intent_id = $1 AND kind = 'reversal' ORDER BY id`,

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * 0008: row kinds (docs/DESIGN.md, "Row kinds").
+ * 0011: row kinds (docs/DESIGN.md, "Row kinds").
  *
  * A report row is an execution, a reversal (refund, chargeback), a failed try or an ignored line (fee,
  * payout, inbound message). `partner_records` keeps executions as before (`kind` defaults to `execution`,
@@ -15,8 +15,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  *
  * `reconciliation_runs.rows_by_kind` keeps how many accepted rows of each kind a run read.
  */
-export class RowKinds1000000000008 implements MigrationInterface {
-  name = 'RowKinds1000000000008';
+export class RowKinds1000000000011 implements MigrationInterface {
+  name = 'RowKinds1000000000011';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(
