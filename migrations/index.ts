@@ -8,6 +8,7 @@ import { AmbiguousMatch1000000000007 } from './0007-ambiguous-match.js';
 import { RunHeartbeat1000000000008 } from './0008-run-heartbeat.js';
 import { ReviewUsers1000000000009 } from './0009-review-users.js';
 import { DiscrepancyApprovals1000000000010 } from './0010-discrepancy-approvals.js';
+import { RowKinds1000000000011 } from './0011-row-kinds.js';
 
 /** Every migration, in order. A new migration is a new numbered file plus one line here. */
 export const migrations = [
@@ -21,4 +22,5 @@ export const migrations = [
   RunHeartbeat1000000000008,
   ReviewUsers1000000000009,
   DiscrepancyApprovals1000000000010,
+  RowKinds1000000000011,
 ];

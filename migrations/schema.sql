@@ -104,7 +104,11 @@ CREATE TABLE partner_records (
   currency text,
   executed_at timestamp with time zone,
   intent_id bigint,
-  recorded_at timestamp with time zone NOT NULL DEFAULT now()
+  recorded_at timestamp with time zone NOT NULL DEFAULT now(),
+  kind text NOT NULL DEFAULT 'execution'::text,
+  reverses bigint,
+  settlement_amount numeric,
+  settlement_currency text
 );
 
 CREATE TABLE reconciliation_runs (
@@ -129,7 +133,8 @@ CREATE TABLE reconciliation_runs (
   started_at timestamp with time zone NOT NULL DEFAULT now(),
   finished_at timestamp with time zone,
   warnings jsonb NOT NULL DEFAULT '[]'::jsonb,
-  heartbeat_at timestamp with time zone
+  heartbeat_at timestamp with time zone,
+  rows_by_kind jsonb NOT NULL DEFAULT '{}'::jsonb
 );
 
 CREATE TABLE review_users (
@@ -165,6 +170,7 @@ ALTER TABLE intents ADD CONSTRAINT intents_settled_when_final CHECK (((status = 
 ALTER TABLE intents ADD CONSTRAINT intents_status_check CHECK ((status = ANY (ARRAY['in_progress'::text, 'completed'::text, 'rejected'::text, 'not_executed'::text, 'unknown'::text])));
 ALTER TABLE migrations ADD CONSTRAINT migrations_pkey PRIMARY KEY (id);
 ALTER TABLE partner_records ADD CONSTRAINT partner_records_identity_unique UNIQUE (partner, identity);
+ALTER TABLE partner_records ADD CONSTRAINT partner_records_kind_check CHECK ((kind = ANY (ARRAY['execution'::text, 'reversal'::text, 'failed'::text])));
 ALTER TABLE partner_records ADD CONSTRAINT partner_records_pkey PRIMARY KEY (id);
 ALTER TABLE reconciliation_runs ADD CONSTRAINT reconciliation_runs_pkey PRIMARY KEY (id);
 ALTER TABLE reconciliation_runs ADD CONSTRAINT reconciliation_runs_slot_unique UNIQUE (partner, slot);

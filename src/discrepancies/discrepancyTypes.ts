@@ -42,6 +42,9 @@ export interface PartnerRecordView {
   currency: string | null;
   executedAt: Date | null;
   runId: string;
+  /** The report's other amount and currency for the row (e.g. the settlement amount), evidence only; null when none. */
+  settlementAmount: string | null;
+  settlementCurrency: string | null;
 }
 
 /** The reconciliation run that raised a discrepancy. */
@@ -64,6 +67,11 @@ export interface DiscrepancyDetail extends DiscrepancySummary {
   /** The intent with all its attempts, when the discrepancy concerns one. */
   intent: Intent | null;
   partnerRecords: PartnerRecordView[];
+  /**
+   * The partner's reversals (refunds, chargebacks) of the intent's executions, in id order: shown beside
+   * them, never counted as executions. Empty when there are none or the discrepancy has no intent.
+   */
+  reversals: PartnerRecordView[];
   run: RunView | null;
   history: DiscrepancyHistoryEntry[];
 }

@@ -28,9 +28,10 @@ export async function getDiscrepancy(db: Queryable, id: string): Promise<Discrep
   );
   const row = found.rows[0];
   if (!row) return null;
-  const [intent, partnerRecords, run, history] = await Promise.all([
+  const [intent, partnerRecords, reversals, run, history] = await Promise.all([
     row.intent_id ? getIntentById(db, row.intent_id) : Promise.resolve(null),
     getPartnerRecords(db, row.partner_record_ids),
+    row.intent_id ? getReversalsOf(db, row.intent_id) : Promise.resolve([]),
     row.run_id ? getRun(db, row.run_id) : Promise.resolve(null),
     getHistory(db, row.id),
   ]);
@@ -40,9 +41,22 @@ export async function getDiscrepancy(db: Queryable, id: string): Promise<Discrep
     details: row.details,
     intent,
     partnerRecords,
+    reversals,
     run,
     history,
   };
+}
+
+/** The reversals stored for an intent (migration 0011), in id order. */
+async function getReversalsOf(db: Queryable, intentId: string): Promise<PartnerRecordView[]> {
+  const ids = await db.query<{ id: string }>(
+    `SELECT id FROM partner_records WHERE intent_id = $1 AND kind = 'reversal' ORDER BY id`,
+    [intentId],
+  );
+  return getPartnerRecords(
+    db,
+    ids.rows.map((r) => r.id),
+  );
 }
 
 /** The history of one discrepancy, oldest first (by insertion order, which is also time order). */
@@ -84,9 +98,11 @@ async function getPartnerRecords(db: Queryable, ids: readonly string[]): Promise
     currency: string | null;
     executed_at: Date | null;
     run_id: string;
+    settlement_amount: string | null;
+    settlement_currency: string | null;
   }>(
     `SELECT pr.id, run.source, pr.line, pr.reference, pr.partner_reference, pr.amount::text AS amount, pr.currency,
-            pr.executed_at, pr.run_id
+            pr.executed_at, pr.run_id, pr.settlement_amount::text AS settlement_amount, pr.settlement_currency
        FROM partner_records pr
        JOIN reconciliation_runs run ON run.id = pr.run_id
       WHERE pr.id = ANY($1::bigint[])
@@ -103,6 +119,8 @@ async function getPartnerRecords(db: Queryable, ids: readonly string[]): Promise
     currency: r.currency,
     executedAt: r.executed_at,
     runId: r.run_id,
+    settlementAmount: r.settlement_amount,
+    settlementCurrency: r.settlement_currency,
   }));
 }
 

@@ -25,6 +25,8 @@ export class RowChecksum {
         row.amount,
         row.currency,
         row.executedAt?.toISOString() ?? null,
+        // Only when not an execution, so the checksum of a listing without row kinds stays what it was.
+        ...(row.kind === undefined || row.kind === 'execution' ? [] : [row.kind]),
       ])}\n`,
     );
   }

@@ -197,7 +197,7 @@ export async function collectStoredEvidence(db: Queryable): Promise<void> {
             pr.partner_reference, pr.amount, pr.currency, pr.executed_at,
             ${differs('pr')}
        FROM rec_intents c
-       JOIN partner_records pr ON pr.intent_id = c.intent_id
+       JOIN partner_records pr ON pr.intent_id = c.intent_id AND pr.kind = 'execution'
      UNION ALL
      SELECT c.intent_id, k.record_id, k.identity, k.line, k.run_id, k.reference,
             k.partner_reference, k.amount, k.currency, k.executed_at, ${differs('k')}

@@ -8,7 +8,7 @@ import type { PartnerRow } from '../reports/partnerRow.js';
 export async function copyStagedRows(db: ClientBase, text: string | Buffer): Promise<void> {
   const stream = db.query(
     copyFrom(
-      'COPY rec_staged (line, reference, partner_reference, amount, currency, executed_at_ms) FROM STDIN',
+      'COPY rec_staged (line, reference, partner_reference, amount, currency, executed_at_ms, kind, settlement_amount, settlement_currency) FROM STDIN',
     ),
   );
   await new Promise<void>((resolve, reject) => {
@@ -18,9 +18,12 @@ export async function copyStagedRows(db: ClientBase, text: string | Buffer): Pro
   });
 }
 
-/** One row in COPY's text format: tab-separated, `\N` for null, backslash escapes. */
+/**
+ * One row in COPY's text format: tab-separated, `\N` for null, backslash escapes. The kind is null for an
+ * execution (almost every row), so separateRowKinds finds the others without a comparison per row.
+ */
 export function copyLine(row: PartnerRow): string {
-  return `${row.line}\t${copyText(row.reference)}\t${copyText(row.partnerReference)}\t${row.amount ?? '\\N'}\t${copyText(row.currency)}\t${row.executedAt === null ? '\\N' : row.executedAt.getTime()}\n`;
+  return `${row.line}\t${copyText(row.reference)}\t${copyText(row.partnerReference)}\t${row.amount ?? '\\N'}\t${copyText(row.currency)}\t${row.executedAt === null ? '\\N' : row.executedAt.getTime()}\t${row.kind === undefined || row.kind === 'execution' ? '\\N' : row.kind}\t${row.settlementAmount ?? '\\N'}\t${copyText(row.settlementCurrency ?? null)}\n`;
 }
 
 const COPY_SPECIAL = /[\\\t\n\r]/;

@@ -4,7 +4,7 @@ import type { Queryable } from '../database/queryable.js';
  * SQL: the identity of staged row `s` without its occurrence number (see {@link identifyRows}). Migration
  * 0007 rewrote the identities stored before with this same expression: keep the two in step.
  */
-const IDENTITY_BASE = `COALESCE(s.partner_reference || '|' || COALESCE(s.reference, ''),
+export const IDENTITY_BASE = `COALESCE(s.partner_reference || '|' || COALESCE(s.reference, ''),
          'ref:' || COALESCE(s.reference, '') || '|' ||
          COALESCE(to_char(s.executed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), ''))`;
 
@@ -57,10 +57,11 @@ export async function identifyRows(db: Queryable, options: { joinMatches: boolea
   await db.query(
     `CREATE TEMP TABLE rec_report ON COMMIT DROP AS
      SELECT s.line, s.reference, s.partner_reference, s.amount, s.currency, s.executed_at,
+            s.settlement_amount, s.settlement_currency,
             ${IDENTITY_BASE} || '#1' AS identity,
             s.record_id,
             ${matched ? 'm.intent_id' : 'NULL::bigint AS intent_id'}
-       FROM (SELECT line, reference, partner_reference, amount, currency,
+       FROM (SELECT line, reference, partner_reference, amount, currency, settlement_amount, settlement_currency,
                     (timestamp 'epoch' + (executed_at_ms / 86400000) * interval '1 day'
                        + (executed_at_ms % 86400000) * interval '1 millisecond') AT TIME ZONE 'UTC' AS executed_at,
                     nextval($1::regclass) AS record_id

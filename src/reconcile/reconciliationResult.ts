@@ -1,4 +1,5 @@
 import type { RejectedRow } from '../reports/partnerRow.js';
+import type { RowKind } from '../reports/rowKind.js';
 import type { DiscrepancyKind } from '../shared/status.js';
 
 /** The discrepancy kinds a reconciliation run can raise (`late_completion` is the ledger's own). */
@@ -38,6 +39,11 @@ export interface ReconciliationResult {
   rowsRejected: number;
   /** The rejected records (the first {@link MAX_REPORTED_REJECTIONS}), with the line where each starts. */
   rejected: RejectedRow[];
+  /**
+   * Accepted rows by what they say happened: executions (the only rows matched), reversals, failed tries,
+   * ignored rows (fees, payouts). A failed run counts none.
+   */
+  rowsByKind: Record<RowKind, number>;
   /** Accepted rows paired with one of our intents. */
   matched: number;
   /** Accepted rows that could be the execution of more than one intent: given to none, each an `ambiguous_match`. */
@@ -72,6 +78,10 @@ export function zeroDiscrepancies(): Record<ReconcilerDiscrepancyKind, number> {
   >;
 }
 
+export function zeroRowsByKind(): Record<RowKind, number> {
+  return { execution: 0, reversal: 0, failed: 0, ignored: 0 };
+}
+
 /** A report with nothing done yet; the run fills it in. */
 export function emptyResult(partner: string, source: string): ReconciliationResult {
   return {
@@ -83,6 +93,7 @@ export function emptyResult(partner: string, source: string): ReconciliationResu
     rowsRead: 0,
     rowsRejected: 0,
     rejected: [],
+    rowsByKind: zeroRowsByKind(),
     matched: 0,
     ambiguous: 0,
     resolved: { completed: 0, notExecuted: 0 },

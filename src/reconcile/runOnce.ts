@@ -19,11 +19,14 @@ import {
   MAX_RECORDED_REJECTIONS,
   type ReconciliationResult,
   zeroDiscrepancies,
+  zeroRowsByKind,
 } from './reconciliationResult.js';
+import { recordOtherRows } from './recordOtherRows.js';
 import { rejectOutsideCoverage } from './rejectOutsideCoverage.js';
 import { RunHeartbeat } from './runHeartbeat.js';
 import { type RunProgressListener, reportProgress } from './runProgress.js';
 import type { RunSettings } from './runSettings.js';
+import { separateRowKinds } from './separateRowKinds.js';
 import { abandonStaleRuns } from './sql/abandonStaleRuns.js';
 import { type FinishedReconciliationRun, finishReconciliationRun } from './sql/finishReconciliationRun.js';
 import { startReconciliationRun } from './sql/startReconciliationRun.js';
@@ -135,6 +138,7 @@ export async function runOnce(
     coverageTo: report.coverage?.to ?? null,
     rowsRead: progress.rowsRead,
     rowsRejected: progress.rowsRejected,
+    rowsByKind: report.rowsByKind,
     matched: report.matched,
     resolvedCompleted: report.resolved.completed,
     resolvedNotExecuted: report.resolved.notExecuted,
@@ -194,6 +198,10 @@ export async function runOnce(
       progress,
     );
     if (rowChecksum) report.checksum = rowChecksum.digest();
+    // From here on only executions are staged (separateRowKinds says what becomes of the other rows).
+    const others = await separateRowKinds(client, { rowsStaged: staged.extent.rows, match: settings.match });
+    staged.extent.rows -= others.moved;
+    report.rowsByKind = others.byKind;
     if (declared.coverage) {
       await rejectOutsideCoverage(client, { coverage: declared.coverage, settings, staged });
       // A report without a single accepted row in its period says nothing about anybody, whatever it declares.
@@ -223,6 +231,11 @@ export async function runOnce(
     report.ambiguous = matching.ambiguousRows;
     checkpoint();
 
+    // Failed tries under amount matching may be anybody's (separateRowKinds): then nothing is proven absent.
+    if (others.warning) {
+      report.warnings.push(others.warning);
+      log.warn({ runId }, others.warning);
+    }
     const proof = await decideAbsenceProof(client, {
       settings,
       coverage: declared.coverage,
@@ -236,7 +249,7 @@ export async function runOnce(
         proof.warning,
       );
     }
-    const absenceUnprovable = !proof.possible;
+    const absenceUnprovable = !proof.possible || others.warning !== null;
     const outcome = await applyReport(client, {
       settings,
       matched: matching.matched,
@@ -245,9 +258,11 @@ export async function runOnce(
       coverage: report.coverage,
       lookup,
       absenceUnprovable,
-      rowsRejected: staged.rowsRejected,
+      rowsRejected: staged.rowsRejected + others.shielding,
       checkpoint,
     });
+    const unreversed = await recordOtherRows(client, { partner: settings.partner, runId });
+    if (unreversed) report.warnings.push(unreversed);
     report.matched = outcome.matched;
     report.resolved = outcome.resolved;
     report.discrepancies = outcome.discrepancies;
@@ -279,6 +294,7 @@ export async function runOnce(
     report.resolved = { completed: 0, notExecuted: 0 };
     report.discrepancies = zeroDiscrepancies();
     report.coverage = null;
+    report.rowsByKind = zeroRowsByKind();
     const expected =
       error instanceof RunAbortedError ||
       error instanceof RunAbandonedError ||

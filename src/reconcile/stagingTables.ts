@@ -13,13 +13,17 @@ export async function createStagingTable(db: Queryable): Promise<void> {
      ON COMMIT DROP`,
   );
   await db.query(
+    // kind: null for an execution, else the row's kind (see separateRowKinds, which takes those rows out).
     `CREATE TEMP TABLE rec_staged (
        line              integer NOT NULL,
        reference         text,
        partner_reference text,
        amount            numeric,
        currency          text,
-       executed_at_ms    bigint
+       executed_at_ms    bigint,
+       kind              text,
+       settlement_amount numeric,
+       settlement_currency text
      ) ON COMMIT DROP`,
   );
 }

@@ -57,10 +57,10 @@ export async function storePartnerRecords(
   if (run.rowCount !== 1) throw new Error(`reconciliation run ${input.runId} does not exist`);
   const stored = await db.query(
     `INSERT INTO partner_records (id, partner, identity, run_id, line, reference, partner_reference, amount, currency,
-                                  executed_at, intent_id)
+                                  executed_at, intent_id, settlement_amount, settlement_currency)
      OVERRIDING SYSTEM VALUE
      SELECT r.record_id, $1, r.identity, $2, r.line, r.reference, r.partner_reference, r.amount, r.currency,
-            r.executed_at, r.intent_id
+            r.executed_at, r.intent_id, r.settlement_amount, r.settlement_currency
        FROM rec_report r
       WHERE ${notKnown('r', input.knownRows)}`,
     [input.partner, input.runId],

@@ -1,5 +1,6 @@
 import { validate as validCron } from 'node-cron';
 import { CSV_FIELDS, type CsvSourceConfig, csvSourceProblems } from '../reports/csvSourceConfig.js';
+import { rowKindRuleProblems } from '../reports/rowKind.js';
 import { toMilliseconds } from '../shared/duration.js';
 import { closestName } from './closestName.js';
 import { ReconcilerConfigError } from './errors/ReconcilerConfigError.js';
@@ -36,6 +37,8 @@ const KNOWN_KEYS = {
     'thousandsSeparator',
     'dateFormat',
     'columns',
+    'kind',
+    'amount',
   ],
   api: [
     'type',
@@ -51,16 +54,29 @@ const KNOWN_KEYS = {
     'timeoutMs',
     'retries',
     'retryBaseMs',
+    'maxBodyBytes',
+    'maxPages',
+    'listingTimeoutMs',
     'lookup',
+    'kind',
+    'amount',
+    'dateFormat',
+    'amountMayBeMissing',
   ],
   fields: [...CSV_FIELDS],
-  auth: ['header', 'env', 'scheme'],
-  window: ['fromParam', 'toParam'],
+  auth: ['header', 'env', 'scheme', 'basic'],
+  basic: ['usernameEnv', 'passwordEnv'],
+  window: ['fromParam', 'toParam', 'format'],
   lookup: ['path', 'itemsField'],
   cursor: ['type', 'cursorParam', 'nextCursorField', 'limitParam', 'limit'],
   page: ['type', 'pageParam', 'sizeParam', 'size', 'firstPage'],
   none: ['type'],
+  next: ['type', 'nextField'],
+  link: ['type'],
+  hasMore: ['type', 'hasMoreField', 'idField', 'afterParam', 'limitParam', 'limit'],
 } as const;
+
+const PAGINATION_TYPES = ['cursor', 'page', 'next', 'link', 'hasMore', 'none'] as const;
 
 type Problems = string[];
 
@@ -123,6 +139,8 @@ export function validateReconciler(value: unknown, file: string): ReconcilerConf
   if (config.clockSkew !== undefined) duration(config.clockSkew, 'clockSkew', problems);
   if (config.coverage !== undefined) coverageProblems(config.coverage, problems);
   sourceProblems(config.source, problems);
+  if (isObject(config.source) && config.source.kind !== undefined)
+    problems.push(...rowKindRuleProblems(config.source.kind, 'source.kind'));
   if (problems.length > 0) throw new ReconcilerConfigError(file, problems);
   return {
     ...config,
@@ -196,19 +214,22 @@ function sourceProblems(source: unknown, problems: Problems): void {
     if (!isObject(value)) problems.push(`source.${part} must be an object`);
     else unknownKeys(value, KNOWN_KEYS[part], `source.${part}.`, problems);
   }
-  if (isObject(source.auth) && (typeof source.auth.env !== 'string' || source.auth.env === ''))
+  if (isObject(source.auth) && isObject(source.auth.basic)) {
+    unknownKeys(source.auth.basic, KNOWN_KEYS.basic, 'source.auth.basic.', problems);
+    for (const name of ['usernameEnv', 'passwordEnv'] as const) {
+      if (typeof source.auth.basic[name] !== 'string' || source.auth.basic[name] === '')
+        problems.push(`source.auth.basic.${name} must name the environment variable holding it`);
+    }
+  } else if (isObject(source.auth) && (typeof source.auth.env !== 'string' || source.auth.env === ''))
     problems.push('source.auth.env must name the environment variable holding the credential');
   const pagination = source.pagination;
   if (pagination !== undefined) {
-    if (!isObject(pagination) || !['cursor', 'page', 'none'].includes(pagination.type as string))
-      problems.push('source.pagination.type must be "cursor", "page" or "none"');
-    else
-      unknownKeys(
-        pagination,
-        KNOWN_KEYS[pagination.type as 'cursor' | 'page' | 'none'],
-        'source.pagination.',
-        problems,
+    const type = isObject(pagination) ? (pagination.type as (typeof PAGINATION_TYPES)[number]) : undefined;
+    if (!type || !PAGINATION_TYPES.includes(type))
+      problems.push(
+        `source.pagination.type must be one of ${PAGINATION_TYPES.map((t) => `"${t}"`).join(', ')}`,
       );
+    else unknownKeys(pagination as Record<string, unknown>, KNOWN_KEYS[type], 'source.pagination.', problems);
   }
 }
 

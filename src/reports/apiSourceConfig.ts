@@ -1,3 +1,6 @@
+import type { AmountConvention } from './amountConvention.js';
+import type { RowKindRule } from './rowKind.js';
+
 /**
  * How to read a partner's executions from its HTTP API instead of a CSV file. One object per partner,
  * usually kept next to the partner's other settings; {@link resolveApiSourceConfig} applies the defaults.
@@ -11,29 +14,24 @@ export interface ApiSourceConfig {
   baseUrl: string;
   /** The listing path, e.g. `/v1/settlements`. May be omitted (empty) for partners that only offer `lookup`. */
   path: string;
-  /** How to authenticate. Without it, requests carry no credentials. */
-  auth?: {
-    /**
-     * The request header that carries the token.
-     * @default 'Authorization'
-     */
-    header?: string;
-    /**
-     * Name of the environment variable holding the token. The token itself never appears in
-     * configuration, logs or errors; only this name does.
-     */
-    env: string;
-    /**
-     * Written before the token with a space (`Bearer abc`); `''` sends the raw token.
-     * @default 'Bearer'
-     */
-    scheme?: string;
-  };
+  /**
+   * How to authenticate: a token in a header (bearer by default), or HTTP Basic (RFC 7617) from two
+   * environment variables, `{ basic: { usernameEnv: 'TWILIO_ACCOUNT_SID', passwordEnv: 'TWILIO_AUTH_TOKEN' } }`.
+   * Without it, requests carry no credentials. Secrets never appear in configuration, logs or errors; only
+   * the variables' names do.
+   */
+  auth?: ApiTokenAuth | { basic: { usernameEnv: string; passwordEnv: string } };
   /**
    * How the listing is split into pages.
    * @default { type: 'none' }
    */
-  pagination?: ApiCursorPagination | ApiPagePagination | { type: 'none' };
+  pagination?:
+    | ApiCursorPagination
+    | ApiPagePagination
+    | ApiNextPagination
+    | ApiHasMorePagination
+    | { type: 'link' }
+    | { type: 'none' };
   /**
    * Dot path to the array of items in each answer (`'data'`, `'result.items'`); `''` means the answer
    * itself is the array.
@@ -57,6 +55,13 @@ export interface ApiSourceConfig {
      * @default 'to'
      */
     toParam?: string;
+    /**
+     * How the two instants are written: `'iso'` (`2026-11-30T10:00:00.000Z`), or `'seconds'`
+     * (`2026-11-30T10:00:00Z`, for APIs that take no fraction, such as Twilio's `DateSent`): the start is
+     * rounded down and the end up to the second, so the listing asked for still contains the whole window.
+     * @default 'iso'
+     */
+    format?: 'iso' | 'seconds';
   };
   /**
    * Dot paths into each item. At least one of `reference` and `partnerReference` is required; a field
@@ -78,6 +83,30 @@ export interface ApiSourceConfig {
     /** When the partner executed it, an ISO 8601 string. @default undefined (not reported) */
     executedAt?: string;
   };
+  /**
+   * How each item's kind (execution, reversal, failed, ignored) is read; the rule's columns are dot paths
+   * into the item (see {@link RowKindRule}). A value the rule does not know rejects the item.
+   * @default undefined (every item is an execution)
+   */
+  kind?: RowKindRule;
+  /**
+   * How amounts are written: minor units, absolute values (see {@link AmountConvention}; the sign from
+   * another field is for CSV reports only).
+   * @default undefined (major units, signed as sent)
+   */
+  amount?: Pick<AmountConvention, 'units' | 'absolute'>;
+  /**
+   * Luxon format of `fields.executedAt` when it is not ISO 8601, e.g. Twilio's RFC 2822 dates
+   * (`Wed, 18 Aug 2010 20:01:40 +0000`): `'EEE, dd MMM yyyy HH:mm:ss ZZZ'`.
+   * @default undefined (ISO 8601)
+   */
+  dateFormat?: string;
+  /**
+   * Whether an item may have no amount yet (`null` or absent), read as unknown (compared with nothing)
+   * instead of rejected: for partners that document it, such as Twilio's `price` before a message is priced.
+   * @default false
+   */
+  amountMayBeMissing?: boolean;
   /**
    * Budget for one request, from connecting to the last byte of the answer.
    * @default 10000
@@ -127,6 +156,58 @@ export interface ApiSourceConfig {
      */
     itemsField?: string;
   };
+}
+
+/** A token sent in a header, read from an environment variable. */
+interface ApiTokenAuth {
+  /**
+   * The request header that carries the token.
+   * @default 'Authorization'
+   */
+  header?: string;
+  /**
+   * Name of the environment variable holding the token. The token itself never appears in
+   * configuration, logs or errors; only this name does.
+   */
+  env: string;
+  /**
+   * Written before the token with a space (`Bearer abc`); `''` sends the raw token.
+   * @default 'Bearer'
+   */
+  scheme?: string;
+}
+
+/**
+ * Each answer gives the address of the next page in a field (Twilio's `next_page_uri`): an absolute URL,
+ * or a path resolved against `baseUrl`'s origin. It must stay on that origin (credentials are never sent
+ * elsewhere). `null`, missing or `''` ends the listing. With `{ type: 'link' }` instead, the next page is
+ * the `Link: <...>; rel="next"` header (RFC 8288).
+ */
+interface ApiNextPagination {
+  type: 'next';
+  /**
+   * Dot path to the next page's address.
+   * @default 'next_page_uri'
+   */
+  nextField?: string;
+}
+
+/**
+ * Stripe-style: `has_more` says whether another page follows, asked for with the last item's id
+ * (`starting_after=<id>`).
+ */
+interface ApiHasMorePagination {
+  type: 'hasMore';
+  /** @default 'has_more' */
+  hasMoreField?: string;
+  /** Dot path to each item's id. @default 'id' */
+  idField?: string;
+  /** @default 'starting_after' */
+  afterParam?: string;
+  /** @default 'limit' */
+  limitParam?: string;
+  /** Page size to ask for. @default undefined (the partner's own default) */
+  limit?: number;
 }
 
 /** The partner hands back an opaque cursor with each page and takes it to give the next one. */
@@ -183,15 +264,32 @@ export interface ApiWindow {
 export interface ResolvedApiSourceConfig {
   baseUrl: string;
   path: string;
-  auth: { header: string; env: string; scheme: string } | undefined;
+  auth:
+    | { type: 'bearer'; header: string; env: string; scheme: string }
+    | { type: 'basic'; usernameEnv: string; passwordEnv: string }
+    | undefined;
   pagination:
     | { type: 'cursor'; cursorParam: string; nextCursorField: string; limitParam: string; limit?: number }
     | { type: 'page'; pageParam: string; sizeParam: string; size?: number; firstPage: number }
+    | { type: 'next'; nextField: string }
+    | { type: 'link' }
+    | {
+        type: 'hasMore';
+        hasMoreField: string;
+        idField: string;
+        afterParam: string;
+        limitParam: string;
+        limit?: number;
+      }
     | { type: 'none' };
   itemsField: string;
   query: Record<string, string>;
-  window: { fromParam: string; toParam: string };
+  window: { fromParam: string; toParam: string; format: 'iso' | 'seconds' };
   fields: ApiSourceConfig['fields'];
+  kind: RowKindRule | undefined;
+  amount: Pick<AmountConvention, 'units' | 'absolute'> | undefined;
+  dateFormat: string | undefined;
+  amountMayBeMissing: boolean;
   timeoutMs: number;
   retries: number;
   retryBaseMs: number;
@@ -208,33 +306,50 @@ export function resolveApiSourceConfig(config: ApiSourceConfig): ResolvedApiSour
   return {
     baseUrl: config.baseUrl,
     path: config.path,
-    auth: config.auth && {
-      header: config.auth.header ?? 'Authorization',
-      env: config.auth.env,
-      scheme: config.auth.scheme ?? 'Bearer',
-    },
+    auth: resolveAuth(config.auth),
     pagination:
-      pagination.type === 'cursor'
-        ? {
-            type: 'cursor',
-            cursorParam: pagination.cursorParam ?? 'cursor',
-            nextCursorField: pagination.nextCursorField ?? 'next_cursor',
-            limitParam: pagination.limitParam ?? 'limit',
-            limit: pagination.limit,
-          }
-        : pagination.type === 'page'
-          ? {
-              type: 'page',
-              pageParam: pagination.pageParam ?? 'page',
-              sizeParam: pagination.sizeParam ?? 'size',
-              size: pagination.size,
-              firstPage: pagination.firstPage ?? 1,
-            }
-          : { type: 'none' },
+      pagination.type === 'next'
+        ? { type: 'next', nextField: pagination.nextField ?? 'next_page_uri' }
+        : pagination.type === 'link'
+          ? { type: 'link' }
+          : pagination.type === 'hasMore'
+            ? {
+                type: 'hasMore',
+                hasMoreField: pagination.hasMoreField ?? 'has_more',
+                idField: pagination.idField ?? 'id',
+                afterParam: pagination.afterParam ?? 'starting_after',
+                limitParam: pagination.limitParam ?? 'limit',
+                limit: pagination.limit,
+              }
+            : pagination.type === 'cursor'
+              ? {
+                  type: 'cursor',
+                  cursorParam: pagination.cursorParam ?? 'cursor',
+                  nextCursorField: pagination.nextCursorField ?? 'next_cursor',
+                  limitParam: pagination.limitParam ?? 'limit',
+                  limit: pagination.limit,
+                }
+              : pagination.type === 'page'
+                ? {
+                    type: 'page',
+                    pageParam: pagination.pageParam ?? 'page',
+                    sizeParam: pagination.sizeParam ?? 'size',
+                    size: pagination.size,
+                    firstPage: pagination.firstPage ?? 1,
+                  }
+                : { type: 'none' },
     itemsField,
     query: config.query ?? {},
-    window: { fromParam: config.window?.fromParam ?? 'from', toParam: config.window?.toParam ?? 'to' },
+    window: {
+      fromParam: config.window?.fromParam ?? 'from',
+      toParam: config.window?.toParam ?? 'to',
+      format: config.window?.format ?? 'iso',
+    },
     fields: config.fields,
+    kind: config.kind,
+    amount: config.amount,
+    dateFormat: config.dateFormat,
+    amountMayBeMissing: config.amountMayBeMissing === true,
     timeoutMs: config.timeoutMs ?? 10_000,
     retries: config.retries ?? 3,
     retryBaseMs: config.retryBaseMs ?? 200,
@@ -242,5 +357,18 @@ export function resolveApiSourceConfig(config: ApiSourceConfig): ResolvedApiSour
     maxPages: config.maxPages ?? 10_000,
     listingTimeoutMs: config.listingTimeoutMs ?? 30 * 60_000,
     lookup: config.lookup && { path: config.lookup.path, itemsField: config.lookup.itemsField ?? itemsField },
+  };
+}
+
+function resolveAuth(auth: ApiSourceConfig['auth']): ResolvedApiSourceConfig['auth'] {
+  if (auth === undefined) return undefined;
+  if ('basic' in auth) {
+    return { type: 'basic', usernameEnv: auth.basic.usernameEnv, passwordEnv: auth.basic.passwordEnv };
+  }
+  return {
+    type: 'bearer',
+    header: auth.header ?? 'Authorization',
+    env: auth.env,
+    scheme: auth.scheme ?? 'Bearer',
   };
 }

@@ -1,3 +1,6 @@
+import { type AmountConvention, amountConventionProblems } from './amountConvention.js';
+import { type RowKindRule, rowKindRuleProblems } from './rowKind.js';
+
 /**
  * How to read one partner's CSV settlement report. Partners export whatever their back office
  * produces (semicolons, Latin-1, decimal commas, local times), so every dialect choice is explicit
@@ -74,11 +77,40 @@ export interface CsvSourceConfig {
      * @default undefined (not in the report)
      */
     executedAt?: string;
+    /**
+     * The report's other amount for the row, kept beside it as evidence and never compared: e.g. the
+     * settlement amount (after currency conversion) when `amount` is the presentment amount the customer
+     * was charged. Read with the same separators, in major units.
+     * @default undefined (not kept)
+     */
+    settlementAmount?: string;
+    /** The currency of `settlementAmount`. @default undefined (not kept) */
+    settlementCurrency?: string;
   };
+  /**
+   * How each row's kind (execution, reversal, failed, ignored) is read from its columns; see
+   * {@link RowKindRule}. A value the rule does not know rejects the row.
+   * @default undefined (every row is an execution)
+   */
+  kind?: RowKindRule;
+  /**
+   * How amounts are written besides their separators: minor units, a sign from an indicator column or
+   * from which of two columns holds the amount, absolute values (see {@link AmountConvention}).
+   * @default undefined (major units, the amount column carries its own sign)
+   */
+  amount?: AmountConvention;
 }
 
 /** Our field names, in the order a row's fields are checked and reported. */
-export const CSV_FIELDS = ['reference', 'partnerReference', 'amount', 'currency', 'executedAt'] as const;
+export const CSV_FIELDS = [
+  'reference',
+  'partnerReference',
+  'amount',
+  'currency',
+  'executedAt',
+  'settlementAmount',
+  'settlementCurrency',
+] as const;
 export type CsvField = (typeof CSV_FIELDS)[number];
 
 /** {@link CsvSourceConfig} with defaults applied and every value checked. */
@@ -94,6 +126,10 @@ export interface ResolvedCsvSourceConfig {
   columns: Partial<Record<CsvField, string>>;
   /** Upper-cased constant currency, when the config gives one instead of a column. */
   currencyConstant: string | undefined;
+  /** The rule for row kinds, when the config has one. */
+  kind: RowKindRule | undefined;
+  /** How amounts are written, when the config says more than the separators. */
+  amount: AmountConvention | undefined;
 }
 
 const ENCODINGS = ['utf8', 'latin1', 'windows-1252'] as const;
@@ -183,6 +219,12 @@ function resolveParts(config: CsvSourceConfig): { problems: string[]; resolved: 
     problems.push('columns must map reference or partnerReference, or rows cannot be matched to intents');
   }
 
+  if (config.kind !== undefined) problems.push(...rowKindRuleProblems(config.kind, 'kind'));
+  problems.push(...amountConventionProblems(config.amount, 'amount'));
+  if (config.amount?.debitCredit && columns.amount !== undefined) {
+    problems.push('columns.amount and amount.debitCredit both say where the amount is: keep one');
+  }
+
   return {
     problems,
     resolved: {
@@ -195,6 +237,8 @@ function resolveParts(config: CsvSourceConfig): { problems: string[]; resolved: 
       dateFormat: config.dateFormat,
       columns,
       currencyConstant,
+      kind: config.kind,
+      amount: config.amount,
     },
   };
 }

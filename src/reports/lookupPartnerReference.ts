@@ -39,7 +39,7 @@ export async function lookupByReference(
       ? [answer.body]
       : itemsOf(answer.body, lookup.itemsField, client, url, where);
   items.forEach((item, index) => {
-    const mapped = mapApiItem(item, index + 1, resolved.fields, options.timezone);
+    const mapped = mapApiItem(item, index + 1, resolved.fields, options.timezone, resolved);
     if (mapped.kind === 'row') rows.push(mapped.row);
     else rejected.push(mapped.rejected);
   });

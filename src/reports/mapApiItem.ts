@@ -1,3 +1,4 @@
+import { type AmountConvention, applyAmountConvention } from './amountConvention.js';
 import type { ApiSourceConfig } from './apiSourceConfig.js';
 import { parseDecimal } from './parseDecimal.js';
 import { parseExecutedAt } from './parseExecutedAt.js';
@@ -9,7 +10,8 @@ import {
   type JsonValue,
   pathBlocked,
 } from './parseJsonKeepingNumbers.js';
-import type { RejectedRow, ReportItem } from './partnerRow.js';
+import type { PartnerRow, RejectedRow, ReportItem } from './partnerRow.js';
+import { classifyRow, kindColumns, type RowKind, type RowKindRule } from './rowKind.js';
 
 // One item -> one row or one rejection
 
@@ -69,12 +71,16 @@ function readCurrency(value: JsonValue | undefined): FieldResult<string> {
   return { ok: true, value: code.toUpperCase() };
 }
 
-function readExecutedAt(value: JsonValue | undefined, timezone: string): FieldResult<Date> {
+function readExecutedAt(
+  value: JsonValue | undefined,
+  timezone: string,
+  dateFormat: string | undefined,
+): FieldResult<Date> {
   if (value === undefined || value === null) return { ok: false, reason: 'execution time is missing' };
   if (typeof value !== 'string') {
     return { ok: false, reason: `expected an ISO 8601 date-time string, found ${describe(value)}` };
   }
-  return parseExecutedAt(value, { timezone });
+  return parseExecutedAt(value, { timezone, dateFormat });
 }
 
 /**
@@ -86,7 +92,14 @@ export function mapApiItem(
   line: number,
   fields: ApiSourceConfig['fields'],
   timezone: string,
+  reading: {
+    kind?: RowKindRule;
+    amount?: AmountConvention;
+    dateFormat?: string;
+    amountMayBeMissing?: boolean;
+  } = {},
 ): ReportItem {
+  const { kind: kindRule, amount: convention } = reading;
   // Once both identifiers are read, a rejection carries them (see RejectedRow.identifiers).
   let identifiers: RejectedRow['identifiers'];
   const reject = (field: string, reason: string): ReportItem => ({
@@ -119,6 +132,31 @@ export function mapApiItem(
     partnerReference = read.value;
   }
   identifiers = { reference, partnerReference };
+  let kind: RowKind = 'execution';
+  if (kindRule) {
+    const texts: string[] = [];
+    for (const path of kindColumns(kindRule)) {
+      const read = readIdentifier(getPath(item, path));
+      if (!read.ok) return reject(path, read.reason);
+      texts.push((read.value ?? '').trim());
+    }
+    const classified = classifyRow(kindRule, texts);
+    if (!classified.ok) return reject(classified.field, classified.reason);
+    kind = classified.kind;
+    // An inbound message, a fee or a payout says nothing about an intent: nothing else in it is checked.
+    if (kind === 'ignored') {
+      const row: PartnerRow = {
+        line,
+        reference,
+        partnerReference,
+        amount: null,
+        currency: null,
+        executedAt: null,
+        kind,
+      };
+      return { kind: 'row', row };
+    }
+  }
   if (reference === null && partnerReference === null) {
     return reject(
       fields.reference ?? fields.partnerReference ?? '*',
@@ -127,8 +165,12 @@ export function mapApiItem(
   }
 
   let amount: string | null = null;
-  if (fields.amount !== undefined) {
-    const read = readAmount(getPath(item, fields.amount));
+  const rawAmount = fields.amount === undefined ? undefined : getPath(item, fields.amount);
+  // Only where the partner documents it (Twilio prices a message after sending it): an unknown amount.
+  const amountUnknown =
+    reading.amountMayBeMissing === true && (rawAmount === undefined || rawAmount === null);
+  if (fields.amount !== undefined && !amountUnknown) {
+    const read = readAmount(rawAmount);
     if (!read.ok) return reject(fields.amount, read.reason);
     amount = read.value;
   }
@@ -140,11 +182,22 @@ export function mapApiItem(
     if (!read.ok) return reject(fields.currency, read.reason);
     currency = read.value;
   }
+  if (convention && amount !== null) {
+    const converted = applyAmountConvention(amount, { currency, convention });
+    if (!converted.ok) return reject(fields.amount!, converted.reason);
+    amount = converted.value;
+  }
   let executedAt: Date | null = null;
-  if (fields.executedAt !== undefined) {
-    const read = readExecutedAt(getPath(item, fields.executedAt), timezone);
+  const rawTime = fields.executedAt === undefined ? undefined : getPath(item, fields.executedAt);
+  // A try that did not execute has no execution time (Twilio's date_sent of a failed message is null);
+  // it is only ever used by its identifiers (see separateRowKinds).
+  const noTime = kind === 'failed' && (rawTime === undefined || rawTime === null);
+  if (fields.executedAt !== undefined && !noTime) {
+    const read = readExecutedAt(rawTime, timezone, reading.dateFormat);
     if (!read.ok) return reject(fields.executedAt, read.reason);
     executedAt = read.value;
   }
-  return { kind: 'row', row: { line, reference, partnerReference, amount, currency, executedAt } };
+  const row: PartnerRow = { line, reference, partnerReference, amount, currency, executedAt };
+  if (kind !== 'execution') row.kind = kind;
+  return { kind: 'row', row };
 }

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import axios from 'axios';
+import { amountConventionProblems } from './amountConvention.js';
 import type { ResolvedApiSourceConfig } from './apiSourceConfig.js';
 import { PartnerApiError, withoutQuery } from './errors/PartnerApiError.js';
 import { CURRENCY } from './mapApiItem.js';
@@ -11,6 +12,7 @@ import {
   parseJsonKeepingNumbers,
 } from './parseJsonKeepingNumbers.js';
 import type { ApiReadOptions } from './readApiReport.js';
+import { rowKindRuleProblems } from './rowKind.js';
 
 // HTTP: one GET with timeouts, retries and errors that never carry the token
 
@@ -36,7 +38,11 @@ const MAX_DELAY_MS = 30_000;
 
 export interface PartnerClient {
   /** GETs `url` and parses the JSON answer, retrying as configured; throws PartnerApiError. */
-  getJson(url: URL, where: string): Promise<{ body: JsonValue; text: string; attempts: number }>;
+  /** `link` is the answer's `Link` header (RFC 8288), when it has one. */
+  getJson(
+    url: URL,
+    where: string,
+  ): Promise<{ body: JsonValue; text: string; attempts: number; link?: string }>;
   /** Like `getJson`, except that a 404 answers `{ notFound: true }` instead of failing. */
   getJsonOrNotFound(
     url: URL,
@@ -67,6 +73,18 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
       `fields.currency.value "${config.fields.currency.value}" is not a 3-letter ISO 4217 code`,
     );
   }
+  if (config.kind !== undefined) {
+    const problems = rowKindRuleProblems(config.kind, 'kind');
+    if (problems.length > 0) throw configError(problems.join('; '));
+  }
+  const amountProblems = amountConventionProblems(config.amount, 'amount');
+  const amount = config.amount as Record<string, unknown> | undefined;
+  if (amount?.sign !== undefined || amount?.debitCredit !== undefined) {
+    amountProblems.push(
+      'amount.sign and amount.debitCredit are for CSV reports; an API item carries its sign',
+    );
+  }
+  if (amountProblems.length > 0) throw configError(amountProblems.join('; '));
   for (const [name, value, positive] of [
     ['timeoutMs', config.timeoutMs, true],
     ['retries', config.retries, false],
@@ -93,22 +111,38 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
   }
 
   const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': 'intent-ledger' };
-  let token: string | undefined;
-  if (config.auth) {
-    token = (options.env ?? process.env)[config.auth.env];
-    if (token === undefined || token === '') {
+  const secrets: string[] = [];
+  const env = options.env ?? process.env;
+  const readEnv = (name: string, what: string): string => {
+    const value = env[name];
+    if (value === undefined || value === '') {
       throw new PartnerApiError(
-        `${prefix} the environment variable ${config.auth.env} that should hold the API token is ` +
-          `${token === undefined ? 'not set' : 'empty'}: set it before reading this partner`,
+        `${prefix} the environment variable ${name} that should hold the ${what} is ` +
+          `${value === undefined ? 'not set' : 'empty'}: set it before reading this partner`,
         { code: 'auth_missing', partner, url: base, attempts: 0 },
       );
     }
+    return value;
+  };
+  if (config.auth?.type === 'bearer') {
+    const token = readEnv(config.auth.env, 'API token');
+    secrets.push(token);
     headers[config.auth.header] = config.auth.scheme === '' ? token : `${config.auth.scheme} ${token}`;
+  } else if (config.auth?.type === 'basic') {
+    // RFC 7617: user-id and password joined by a colon, base64 of their UTF-8 bytes.
+    const user = readEnv(config.auth.usernameEnv, 'API user name');
+    const password = readEnv(config.auth.passwordEnv, 'API password');
+    const token = Buffer.from(`${user}:${password}`, 'utf8').toString('base64');
+    secrets.push(password, token);
+    headers.Authorization = `Basic ${token}`;
   }
   // Credentials in baseUrl (`https://user:pass@host`) are HTTP Basic auth: sent as their header, never in
   // the address, which ends up in the run's source, logs and errors (all of them strip it anyway).
   if (parsedBase.username || parsedBase.password) {
-    if (config.auth && config.auth.header.toLowerCase() === 'authorization') {
+    if (
+      config.auth &&
+      (config.auth.type === 'basic' || config.auth.header.toLowerCase() === 'authorization')
+    ) {
       throw configError(
         'baseUrl carries a user and password and auth sends a token in the Authorization header too: keep ' +
           'one of them (or send the token in another header with auth.header)',
@@ -120,7 +154,8 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
 
   /** Partner text quoted in messages: short, on one line, and without the token should it echo it back. */
   const quote = (text: string): string => {
-    const redacted = token ? text.split(token).join('[redacted]') : text;
+    let redacted = text;
+    for (const secret of secrets) redacted = redacted.split(secret).join('[redacted]');
     const flat = redacted.replace(/\s+/g, ' ').trim();
     return JSON.stringify(flat.length > 120 ? `${flat.slice(0, 120)}...` : flat);
   };
@@ -152,8 +187,8 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
       if ('failure' in outcome) {
         lastFailure = outcome.failure;
       } else {
-        const { status, text, contentType, location } = outcome;
-        if (status >= 200 && status < 300) return { status, text, contentType, attempts: attempt };
+        const { status, text, contentType, location, link } = outcome;
+        if (status >= 200 && status < 300) return { status, text, contentType, link, attempts: attempt };
         if (status === 404 && notFoundIsEmpty) return { status, text, contentType, attempts: attempt };
         if (status !== 429 && status < 500) {
           throw new PartnerApiError(`${prefix} ${explainStatus(status, where, text, location)}`, {
@@ -191,8 +226,12 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
 
   function explainStatus(status: number, where: string, text: string, location: string | undefined): string {
     if ((status === 401 || status === 403) && config.auth) {
+      const credentials =
+        config.auth.type === 'bearer'
+          ? `the token in env ${config.auth.env}`
+          : `the credentials in env ${config.auth.usernameEnv} and ${config.auth.passwordEnv}`;
       return (
-        `answered HTTP ${status} ${where}: check the token in env ${config.auth.env} ` +
+        `answered HTTP ${status} ${where}: check ${credentials} ` +
         `(and that it may read ${withoutQuery(base)})`
       );
     }
@@ -202,7 +241,7 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     if (status >= 300 && status < 400) {
       // Redirects are not followed: a custom auth header would travel to wherever the partner points.
       return (
-        `answered HTTP ${status} ${where} (a redirect to ${location ? redirectTarget(location, token) : 'nowhere'}): ` +
+        `answered HTTP ${status} ${where} (a redirect to ${location ? redirectTarget(location, secrets) : 'nowhere'}): ` +
         'set baseUrl to the final address'
       );
     }
@@ -243,7 +282,14 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     attempt: number,
   ): Promise<
     | { failure: Failure }
-    | { status: number; text: string; contentType: string; location?: string; retryAfterMs?: number }
+    | {
+        status: number;
+        text: string;
+        contentType: string;
+        location?: string;
+        link?: string;
+        retryAfterMs?: number;
+      }
   > {
     // One wall-clock budget for the whole exchange: axios' own `timeout` is a socket idle timer, which a
     // partner dribbling bytes would never trip.
@@ -283,6 +329,7 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
         text,
         contentType: header('content-type') ?? '',
         location: header('location'),
+        link: header('link'),
         retryAfterMs: parseRetryAfter(header('retry-after')),
       };
     } catch (error) {
@@ -312,9 +359,18 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     }
   }
 
-  function parse(url: URL, where: string, raw: { text: string; contentType: string; attempts: number }) {
+  function parse(
+    url: URL,
+    where: string,
+    raw: { text: string; contentType: string; attempts: number; link?: string },
+  ) {
     try {
-      return { body: parseJsonKeepingNumbers(raw.text), text: raw.text, attempts: raw.attempts };
+      return {
+        body: parseJsonKeepingNumbers(raw.text),
+        text: raw.text,
+        attempts: raw.attempts,
+        link: raw.link,
+      };
     } catch {
       const kind = raw.contentType ? `content-type ${raw.contentType}, ` : '';
       const start = raw.text.trim() === '' ? 'an empty body' : `starting ${quote(raw.text.slice(0, 200))}`;
@@ -356,11 +412,12 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
 
 /**
  * Where a redirect points, safe to quote in an error: origin and path only (no query, no `user:pass@`),
- * our own token replaced wherever it appears, every path segment long enough to be a credential (signed
+ * our own secrets (token, Basic credentials) replaced wherever they appear, every path segment long enough to be a credential (signed
  * download links, tokens in paths: 16 characters or more) shown as `[redacted]`, and 200 characters at most.
  */
-function redirectTarget(location: string, token: string | undefined): string {
-  const unredacted = token ? location.split(token).join('[redacted]') : location;
+function redirectTarget(location: string, secrets: readonly string[]): string {
+  let unredacted = location;
+  for (const secret of secrets) if (secret) unredacted = unredacted.split(secret).join('[redacted]');
   const bare = withoutQuery(unredacted);
   const at = bare.indexOf('://');
   const pathStart = at === -1 ? 0 : bare.indexOf('/', at + 3);

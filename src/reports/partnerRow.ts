@@ -1,3 +1,5 @@
+import type { RowKind } from './rowKind.js';
+
 /**
  * What a partner report says it executed, one record at a time, after parsing and validation.
  * Both report sources (CSV files and partner APIs) produce these; the reconciler stages them in
@@ -19,6 +21,14 @@ export interface PartnerRow {
   currency: string | null;
   /** The instant the partner executed it (report times without an offset are read in the reconciler's time zone). */
   executedAt: Date | null;
+  /**
+   * What the row says happened (see {@link RowKind}); absent means `execution`. Only executions match,
+   * complete and duplicate intents.
+   */
+  kind?: RowKind;
+  /** The report's other amount and currency for the row (see CsvSourceConfig.columns.settlementAmount), evidence only. */
+  settlementAmount?: string | null;
+  settlementCurrency?: string | null;
 }
 
 /** A record the source could not accept. It is reported, never coerced and never silently skipped. */

@@ -7,6 +7,7 @@ import {
 } from './apiSourceConfig.js';
 import { PartnerApiError } from './errors/PartnerApiError.js';
 import { mapApiItem } from './mapApiItem.js';
+import { nextFromLink, nextPageUrl } from './nextPage.js';
 import { describe, getPath } from './parseJsonKeepingNumbers.js';
 import { createPartnerClient, itemsOf, joinUrl, type PartnerClient } from './partnerClient.js';
 import type { ReportItem } from './partnerRow.js';
@@ -62,8 +63,17 @@ async function* readPages(
   const listing = joinUrl(resolved.baseUrl, resolved.path);
   for (const [name, value] of Object.entries(resolved.query)) listing.searchParams.set(name, value);
   if (options.window) {
-    listing.searchParams.set(resolved.window.fromParam, options.window.from.toISOString());
-    listing.searchParams.set(resolved.window.toParam, options.window.to.toISOString());
+    const seconds = resolved.window.format === 'seconds';
+    const from = seconds
+      ? Math.floor(options.window.from.getTime() / 1000) * 1000
+      : options.window.from.getTime();
+    const to = seconds ? Math.ceil(options.window.to.getTime() / 1000) * 1000 : options.window.to.getTime();
+    const write = (ms: number) => {
+      const iso = new Date(ms).toISOString();
+      return seconds ? iso.replace(/\.\d{3}Z$/, 'Z') : iso;
+    };
+    listing.searchParams.set(resolved.window.fromParam, write(from));
+    listing.searchParams.set(resolved.window.toParam, write(to));
   }
 
   /** Before asking for another page: `read` pages so far must leave room, and the deadline must not be past. */
@@ -81,11 +91,19 @@ async function* readPages(
 
   let line = 0;
   const pagination = resolved.pagination;
+  /** Past the cap with pages still to come: the listing is not read to its end, so it must not count. */
+  const capReached = (url: URL, pageNumber: number) =>
+    new PartnerApiError(
+      `partner ${options.partner}: the listing still has pages after ${pageNumber} pages (maxPages ` +
+        `${resolved.maxPages}): it was not read to its end, so nothing is applied; raise maxPages or narrow the window`,
+      { code: 'page_cap', partner: options.partner, url: url.href, attempts: 0 },
+    );
+
   if (pagination.type === 'none') {
     const page = await client.getJson(listing, 'in the listing');
     for (const item of itemsOf(page.body, resolved.itemsField, client, listing, 'in the listing')) {
       line += 1;
-      yield mapApiItem(item, line, resolved.fields, options.timezone);
+      yield mapApiItem(item, line, resolved.fields, options.timezone, resolved);
     }
     return;
   }
@@ -118,7 +136,7 @@ async function* readPages(
       );
       for (const item of items) {
         line += 1;
-        yield mapApiItem(item, line, resolved.fields, options.timezone);
+        yield mapApiItem(item, line, resolved.fields, options.timezone, resolved);
       }
       if (next === undefined || next === null || next === '') return;
       if (seen.has(next)) {
@@ -128,8 +146,92 @@ async function* readPages(
           { code: 'cursor_repeated', partner: options.partner, url: url.href, attempts: page.attempts },
         );
       }
+      if (pageNumber >= resolved.maxPages) throw capReached(url, pageNumber);
       seen.add(next);
       cursor = next;
+    }
+  }
+
+  if (pagination.type === 'next' || pagination.type === 'link') {
+    // Every address handed out so far: a partner pointing back to a page already read would loop forever.
+    const seen = new Set<string>([listing.href]);
+    let url = listing;
+    for (let pageNumber = 1; ; pageNumber += 1) {
+      const where = `at page ${pageNumber}`;
+      const page = await client.getJson(url, where);
+      const items = itemsOf(page.body, resolved.itemsField, client, url, where);
+      options.logger?.debug?.(
+        { partner: options.partner, page: pageNumber, items: items.length },
+        'partner page',
+      );
+      for (const item of items) {
+        line += 1;
+        yield mapApiItem(item, line, resolved.fields, options.timezone, resolved);
+      }
+      const next =
+        pagination.type === 'next'
+          ? nextPageUrl(page.body, pagination.nextField, resolved.baseUrl, (what) =>
+              client.badBody(url, `${what} ${where}`),
+            )
+          : nextFromLink(page.link, url, resolved.baseUrl, (what) => client.badBody(url, `${what} ${where}`));
+      if (next === undefined) return;
+      if (seen.has(next.href)) {
+        throw new PartnerApiError(
+          `partner ${options.partner}: the next page ${where} is one already read: the listing loops, so it ` +
+            'cannot be read completely; report it to the partner',
+          { code: 'cursor_repeated', partner: options.partner, url: url.href, attempts: page.attempts },
+        );
+      }
+      if (pageNumber >= resolved.maxPages) throw capReached(url, pageNumber);
+      seen.add(next.href);
+      url = next;
+    }
+  }
+
+  if (pagination.type === 'hasMore') {
+    if (pagination.limit !== undefined)
+      listing.searchParams.set(pagination.limitParam, String(pagination.limit));
+    const seen = new Set<string>();
+    let after: string | undefined;
+    for (let pageNumber = 1; ; pageNumber += 1) {
+      const where = `at page ${pageNumber}`;
+      const url = new URL(listing);
+      if (after !== undefined) url.searchParams.set(pagination.afterParam, after);
+      const page = await client.getJson(url, where);
+      const items = itemsOf(page.body, resolved.itemsField, client, url, where);
+      const hasMore = getPath(page.body, pagination.hasMoreField);
+      if (typeof hasMore !== 'boolean') {
+        throw client.badBody(
+          url,
+          `field ${pagination.hasMoreField} is ${describe(hasMore)} ${where}, expected true or false: check pagination.hasMoreField`,
+        );
+      }
+      options.logger?.debug?.(
+        { partner: options.partner, page: pageNumber, items: items.length },
+        'partner page',
+      );
+      for (const item of items) {
+        line += 1;
+        yield mapApiItem(item, line, resolved.fields, options.timezone, resolved);
+      }
+      if (!hasMore) return;
+      const last = items.length > 0 ? getPath(items[items.length - 1]!, pagination.idField) : undefined;
+      if (typeof last !== 'string' || last === '') {
+        throw client.badBody(
+          url,
+          `says ${pagination.hasMoreField}: true ${where}, but its last item has no ${pagination.idField} to ask for the next page`,
+        );
+      }
+      if (seen.has(last)) {
+        throw new PartnerApiError(
+          `partner ${options.partner}: ${where} ends with ${JSON.stringify(last)} again: the listing loops, so ` +
+            'it cannot be read completely; report it to the partner',
+          { code: 'cursor_repeated', partner: options.partner, url: url.href, attempts: page.attempts },
+        );
+      }
+      if (pageNumber >= resolved.maxPages) throw capReached(url, pageNumber);
+      seen.add(last);
+      after = last;
     }
   }
 
@@ -160,9 +262,10 @@ async function* readPages(
     previousDigest = digest;
     for (const item of items) {
       line += 1;
-      yield mapApiItem(item, line, resolved.fields, options.timezone);
+      yield mapApiItem(item, line, resolved.fields, options.timezone, resolved);
     }
     if (pagination.size !== undefined && items.length < pagination.size) return;
+    if (pageNumber - pagination.firstPage + 1 >= resolved.maxPages) throw capReached(url, pageNumber);
   }
 }
 

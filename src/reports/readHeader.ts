@@ -1,5 +1,7 @@
+import { conventionColumns } from './amountConvention.js';
 import { CSV_FIELDS, type CsvField, type ResolvedCsvSourceConfig } from './csvSourceConfig.js';
 import { ReportFormatError } from './errors/ReportFormatError.js';
+import { kindColumns } from './rowKind.js';
 
 interface MappedColumn {
   field: CsvField;
@@ -13,6 +15,10 @@ export interface HeaderLayout {
   /** Mapped columns in the order of {@link CSV_FIELDS}, which is the order rows are checked in. */
   columns: MappedColumn[];
   byField: Partial<Record<CsvField, MappedColumn>>;
+  /** Positions of the columns the row-kind rule reads, in the rule's order (empty without a rule). */
+  kindIndexes: number[];
+  /** Positions of the amount convention's columns: sign indicator, or debit then credit (see conventionColumns). */
+  amountIndexes: number[];
 }
 
 export function readHeader(
@@ -54,6 +60,26 @@ export function readHeader(
     columns.push(column);
     byField[field] = column;
   }
+  const kindIndexes: number[] = [];
+  for (const name of settings.kind ? kindColumns(settings.kind) : []) {
+    const index = names.indexOf(name);
+    if (index === -1) {
+      missing.push(`"${name}" (kind)`);
+      missingNames.push(name);
+      continue;
+    }
+    kindIndexes.push(index);
+  }
+  const amountIndexes: number[] = [];
+  for (const name of conventionColumns(settings.amount)) {
+    const index = names.indexOf(name);
+    if (index === -1) {
+      missing.push(`"${name}" (amount)`);
+      missingNames.push(name);
+      continue;
+    }
+    amountIndexes.push(index);
+  }
   if (missing.length > 0) {
     const subject = missing.length === 1 ? 'column' : 'columns';
     throw new ReportFormatError(
@@ -61,5 +87,5 @@ export function readHeader(
       { file, line, field: missingNames.join(', ') },
     );
   }
-  return { width: names.length, columns, byField };
+  return { width: names.length, columns, byField, kindIndexes, amountIndexes };
 }

@@ -1,8 +1,10 @@
+import { applyAmountConvention } from './amountConvention.js';
 import type { ResolvedCsvSourceConfig } from './csvSourceConfig.js';
 import { parseDecimal } from './parseDecimal.js';
 import { parseExecutedAt } from './parseExecutedAt.js';
 import type { PartnerRow, RejectedRow, ReportItem } from './partnerRow.js';
 import type { HeaderLayout } from './readHeader.js';
+import { classifyRow, type RowKind } from './rowKind.js';
 
 /** A mapped cell longer than this is refused: no reference, amount or date is anywhere near it. */
 export const MAX_FIELD_CHARS = 1024 * 1024;
@@ -38,6 +40,28 @@ export function toItem(cells: string[], line: number, context: RowContext): Repo
     return reject(line, column.name, problem, readable ? { reference, partnerReference } : undefined);
   }
   const identifiers = { reference, partnerReference };
+  let kind: RowKind = 'execution';
+  if (settings.kind) {
+    const classified = classifyRow(
+      settings.kind,
+      layout.kindIndexes.map((index) => cells[index]!.trim()),
+    );
+    if (!classified.ok) return reject(line, classified.field, classified.reason, identifiers);
+    kind = classified.kind;
+    // A fee, a payout or a batch total says nothing about an intent: nothing else in it is checked.
+    if (kind === 'ignored') {
+      const row: PartnerRow = {
+        line,
+        reference,
+        partnerReference,
+        amount: null,
+        currency: null,
+        executedAt: null,
+        kind,
+      };
+      return { kind: 'row', row };
+    }
+  }
   if (reference === null && partnerReference === null) {
     // Like an accepted row without identifiers, it can match no intent, so it says nothing about one.
     return reject(
@@ -49,12 +73,48 @@ export function toItem(cells: string[], line: number, context: RowContext): Repo
   }
 
   // Typed values are trimmed even when quoted: whitespace is never part of an amount, code or time.
+  const convention = settings.amount;
+  let amountText: string | undefined;
+  let amountField: string | undefined;
+  let negate = false;
+  if (convention?.debitCredit) {
+    // Exactly one of the two columns holds the amount; which one gives its sign.
+    const debit = cells[layout.amountIndexes[0]!]!.trim();
+    const credit = cells[layout.amountIndexes[1]!]!.trim();
+    const { debit: debitName, credit: creditName } = convention.debitCredit;
+    if ((debit === '') === (credit === '')) {
+      const how = debit === '' ? 'neither' : 'both';
+      return reject(line, debitName, `${how} ${debitName} and ${creditName} hold an amount`, identifiers);
+    }
+    amountText = debit === '' ? credit : debit;
+    amountField = debit === '' ? creditName : debitName;
+    negate = debit !== '';
+  } else if (amount !== undefined) {
+    amountText = cells[amount.index]!.trim();
+    amountField = amount.name;
+  }
+  if (convention?.sign) {
+    const indicator = cells[layout.amountIndexes[0]!]!.trim();
+    if (convention.sign.negative.includes(indicator)) negate = true;
+    else if (!convention.sign.positive.includes(indicator)) {
+      return reject(
+        line,
+        convention.sign.column,
+        `${show(indicator)} is not a known debit/credit indicator (known: ${[...convention.sign.negative, ...convention.sign.positive].join(', ')})`,
+        identifiers,
+      );
+    }
+  }
   let amountValue: string | null = null;
-  if (amount !== undefined) {
-    const text = cells[amount.index]!.trim();
-    const parsed = parseDecimal(text, settings);
+  if (amountText !== undefined) {
+    const parsed = parseDecimal(amountText, settings);
     if (!parsed.ok)
-      return reject(line, amount.name, `${show(text)} is not a valid amount: ${parsed.reason}`, identifiers);
+      return reject(
+        line,
+        amountField!,
+        `${show(amountText)} is not a valid amount: ${parsed.reason}`,
+        identifiers,
+      );
     amountValue = parsed.value;
   }
 
@@ -70,6 +130,17 @@ export function toItem(cells: string[], line: number, context: RowContext): Repo
         identifiers,
       );
     }
+  }
+
+  if (convention && amountValue !== null) {
+    const converted = applyAmountConvention(amountValue, {
+      currency: currencyValue,
+      convention,
+      negate,
+      unsigned: convention.sign !== undefined || convention.debitCredit !== undefined,
+    });
+    if (!converted.ok) return reject(line, amountField!, converted.reason, identifiers);
+    amountValue = converted.value;
   }
 
   let executedAtValue: Date | null = null;
@@ -95,6 +166,38 @@ export function toItem(cells: string[], line: number, context: RowContext): Repo
     currency: currencyValue,
     executedAt: executedAtValue,
   };
+  if (kind !== 'execution') row.kind = kind;
+  const { settlementAmount, settlementCurrency } = layout.byField;
+  if (settlementAmount !== undefined) {
+    const text = cells[settlementAmount.index]!.trim();
+    if (text !== '') {
+      const parsed = parseDecimal(text, settings);
+      if (!parsed.ok) {
+        return reject(
+          line,
+          settlementAmount.name,
+          `${show(text)} is not a valid amount: ${parsed.reason}`,
+          identifiers,
+        );
+      }
+      row.settlementAmount = parsed.value;
+    }
+  }
+  if (settlementCurrency !== undefined) {
+    const text = cells[settlementCurrency.index]!.trim();
+    if (text !== '') {
+      const code = text.toUpperCase();
+      if (!isCurrencyCode(code)) {
+        return reject(
+          line,
+          settlementCurrency.name,
+          `${show(text)} is not a 3-letter ISO 4217 currency code`,
+          identifiers,
+        );
+      }
+      row.settlementCurrency = code;
+    }
+  }
   return { kind: 'row', row };
 }
 

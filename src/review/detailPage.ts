@@ -142,6 +142,26 @@ export function detailPage(view: DetailView): string {
   </table></div>`
       : html`<p class="muted">The partner reported no row for this.</p>`
   }
+  ${
+    d.reversals.length
+      ? html`<h2>Reversals</h2>
+  <p class="muted">Refunds and chargebacks the partner reported for these executions; they are not executions.</p>
+  <div class="tablewrap solo"><table>
+    <thead><tr><th>Source</th><th class="num">Line</th><th>Reference</th><th>Partner reference</th><th class="num">Amount</th><th>At (UTC)</th><th>Run</th></tr></thead>
+    <tbody>${d.reversals.map(
+      (r) => html`<tr>
+      <td class="ref">${r.source}</td>
+      <td class="num">${r.line}</td>
+      <td class="ref">${r.reference ?? '—'}</td>
+      <td class="ref">${r.partnerReference ?? '—'}</td>
+      <td class="num">${amountCell(r.amount, r.currency)}</td>
+      <td class="nowrap">${formatInstant(r.executedAt, false)}</td>
+      <td>#${r.runId}</td>
+    </tr>`,
+    )}</tbody>
+  </table></div>`
+      : ''
+  }
 </div>`;
 
   const run = d.run

@@ -417,6 +417,7 @@ function detailJson(detail: DiscrepancyDetail) {
     details: detail.details,
     intent: detail.intent,
     partnerRecords: detail.partnerRecords,
+    reversals: detail.reversals,
     run: detail.run,
     history: detail.history,
   };

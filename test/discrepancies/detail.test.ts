@@ -111,6 +111,8 @@ describe('discrepancy detail', () => {
         currency: 'BRL',
         executedAt: new Date('2024-05-01T10:00:00Z'),
         runId: earlierRunId,
+        settlementAmount: null,
+        settlementCurrency: null,
       },
       {
         id: second,
@@ -122,6 +124,8 @@ describe('discrepancy detail', () => {
         currency: 'BRL',
         executedAt: new Date('2024-05-01T10:00:00Z'),
         runId,
+        settlementAmount: null,
+        settlementCurrency: null,
       },
     ]);
     expect(detail.run).to.deep.equal({

@@ -30,6 +30,7 @@ import { useFreshDatabase } from '../support/freshDatabase.js';
 import { capturingLogger, testLedger } from '../support/testLedger.js';
 import {
   acmeReconciler,
+  adyenReconciler,
   apiReconciler,
   BAD_REPORTS,
   type Dialect,
@@ -493,6 +494,61 @@ const MANIFEST: CorpusEntry[] = [
     expect: { run: 'succeeded', settles: ALL_COMPLETED },
     rowsRead: 3,
   },
+  // ---- row kinds and amount conventions (reconcilers/adyen.ts) --------------------------------------
+  {
+    file: 'adyen-unknown-type.csv',
+    dialect: 'adyen',
+    broken: 'a row whose `Type` the reconciler does not know (`SettledExternallyWithInfo`)',
+    expect: {
+      run: 'failed',
+      error: threshold(1, 3, 0),
+      rejected: [
+        {
+          line: 3,
+          field: 'Type',
+          reason: /^"SettledExternallyWithInfo" is not a known Type \(known: Settled, /u,
+        },
+      ],
+    },
+  },
+  {
+    file: 'adyen-both-gross-columns.csv',
+    dialect: 'adyen',
+    broken: 'a row with an amount in both `Gross Debit (GC)` and `Gross Credit (GC)`',
+    expect: {
+      run: 'failed',
+      error: threshold(1, 3, 0),
+      rejected: [
+        {
+          line: 3,
+          field: 'Gross Debit (GC)',
+          reason: /^both Gross Debit \(GC\) and Gross Credit \(GC\) hold an amount$/,
+        },
+      ],
+    },
+  },
+  {
+    file: 'adyen-missing-type-column.csv',
+    dialect: 'adyen',
+    broken: 'no `Type` column, so no row has a kind',
+    expect: {
+      run: 'failed',
+      error: /^FILE: column "Type" \(kind\) not found in header; found: Company Account, /,
+    },
+  },
+  {
+    file: 'adyen-refund-fee-payout.csv',
+    dialect: 'adyen',
+    broken:
+      'nothing: three payments, a refund of one, a fee and a payout (no row of them is an execution or an orphan)',
+    expect: { run: 'succeeded', settles: ALL_COMPLETED },
+    rowsRead: 6,
+    check: async ({ report }) => {
+      expect(report.rowsByKind).to.deep.equal({ execution: 3, reversal: 1, failed: 0, ignored: 2 });
+      expect(report.discrepancies.duplicate_execution).to.equal(0);
+      expect(report.discrepancies.orphan_partner_record).to.equal(0);
+    },
+  },
   {
     file: 'acme-currency-lowercase.csv',
     dialect: 'acme-pay',
@@ -878,6 +934,7 @@ describe('faults: bad input (a corpus of broken partner reports and API answers)
   function reconcilerFor(entry: CorpusEntry, partner: string): ReconcilerConfig {
     if (entry.dialect === 'acme-pay') return acmeReconciler(partner);
     if (entry.dialect === 'utf8') return utf8Reconciler(partner);
+    if (entry.dialect === 'adyen') return adyenReconciler(partner);
     // The corpus's items are dated 10 March 2025: the listing is asked for (and declares) that month, so its
     // rows are judged for what they hold, not for lying outside the window.
     return {

@@ -6,6 +6,7 @@
 import { join, resolve } from 'node:path';
 import type { Pool } from 'pg';
 import acmePay from '../../reconcilers/acme-pay.js';
+import adyen from '../../reconcilers/adyen.js';
 import globexSms from '../../reconcilers/globex-sms.js';
 import type { ReconcilerApiSource, ReconcilerConfig } from '../../src/reconcile/reconcilerConfig.js';
 import type { CsvSourceConfig } from '../../src/reports/csvSourceConfig.js';
@@ -21,10 +22,12 @@ export const BAD_REPORTS = join(REPO_ROOT, 'test/fixtures/bad-reports');
  * - `acme-pay`: the real reconcilers/acme-pay.ts source (Latin-1, `;`, decimal comma with dot thousands,
  *   `dd/MM/yyyy HH:mm:ss` in America/Sao_Paulo, maxRejectedRatio 0.01);
  * - `utf8`: UTF-8, `,`, `.` decimals, ISO 8601 local times, same zone, lags and threshold as acme-pay;
+ * - `adyen`: the real reconcilers/adyen.ts source (Settlement details report, Gross Debit / Credit, kinds
+ *   from `Type`, Amsterdam time, maxRejectedRatio 0);
  * - `api`: the real reconcilers/globex-sms.ts source (cursor listing, Bearer token from
  *   GLOBEX_API_TOKEN, maxRejectedRatio 0), pointed at the loopback fake partner, which answers the file.
  */
-export type Dialect = 'acme-pay' | 'utf8' | 'api';
+export type Dialect = 'acme-pay' | 'utf8' | 'api' | 'adyen';
 
 const UTF8_SOURCE: CsvSourceConfig = {
   type: 'csv',
@@ -40,6 +43,10 @@ const UTF8_SOURCE: CsvSourceConfig = {
 
 export function acmeReconciler(partner: string): ReconcilerConfig {
   return { ...acmePay, partner };
+}
+
+export function adyenReconciler(partner: string): ReconcilerConfig {
+  return { ...adyen, partner };
 }
 
 export function utf8Reconciler(partner: string): ReconcilerConfig {

@@ -84,8 +84,22 @@ function formatDetail(d: DiscrepancyDetail): string {
   for (const r of d.partnerRecords) {
     lines.push(
       `  #${r.id} ${text(r.source)} line ${r.line}: reference ${text(r.reference)}, partner ref ${text(r.partnerReference)}, ` +
-        `amount ${r.amount === null ? '-' : `${r.amount} ${text(r.currency)}`}, executed ${iso(r.executedAt)}, run ${r.runId}`,
+        `amount ${r.amount === null ? '-' : `${r.amount} ${text(r.currency)}`}` +
+        (r.settlementAmount === null
+          ? ''
+          : ` (settled ${r.settlementAmount} ${text(r.settlementCurrency)})`) +
+        `, executed ${iso(r.executedAt)}, run ${r.runId}`,
     );
+  }
+
+  if (d.reversals.length > 0) {
+    lines.push('', `Reversals of these executions (${d.reversals.length}; not executions)`);
+    for (const r of d.reversals) {
+      lines.push(
+        `  #${r.id} ${text(r.source)} line ${r.line}: reference ${text(r.reference)}, partner ref ${text(r.partnerReference)}, ` +
+          `amount ${r.amount === null ? '-' : `${r.amount} ${text(r.currency)}`}, at ${iso(r.executedAt)}, run ${r.runId}`,
+      );
+    }
   }
 
   lines.push('', d.run ? `Run ${d.run.id}` : 'Run: none');

@@ -66,6 +66,7 @@ function toJson(report: ReconciliationResult) {
     rowsRead: report.rowsRead,
     rowsRejected: report.rowsRejected,
     rejected: report.rejected,
+    rowsByKind: report.rowsByKind,
     matched: report.matched,
     resolved: report.resolved,
     discrepancies: report.discrepancies,
@@ -80,6 +81,12 @@ function printReport(report: ReconciliationResult): void {
     .map(([kind, count]) => `${kind} ${count}`);
   console.log(`run ${report.runId} ${report.partner} ${report.status}: ${report.source}`);
   console.log(`  rows read ${report.rowsRead}, rejected ${report.rowsRejected}, matched ${report.matched}`);
+  const kinds = report.rowsByKind;
+  if (kinds.reversal + kinds.failed + kinds.ignored > 0) {
+    console.log(
+      `  accepted rows: executions ${kinds.execution}, reversals ${kinds.reversal}, failed ${kinds.failed}, ignored ${kinds.ignored}`,
+    );
+  }
   console.log(
     `  resolved: completed ${report.resolved.completed}, not executed ${report.resolved.notExecuted}`,
   );

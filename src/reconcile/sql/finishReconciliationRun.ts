@@ -9,6 +9,7 @@ export interface FinishedReconciliationRun {
   coverageTo: Date | null;
   rowsRead: number;
   rowsRejected: number;
+  rowsByKind: Record<string, number>;
   matched: number;
   resolvedCompleted: number;
   resolvedNotExecuted: number;
@@ -34,8 +35,8 @@ export async function finishReconciliationRun(
     `UPDATE reconciliation_runs
         SET status = $2, checksum = $3, coverage_from = $4, coverage_to = $5, rows_read = $6, rows_rejected = $7,
             matched = $8, resolved_completed = $9, resolved_not_executed = $10, discrepancies = $11::jsonb,
-            rejected = $12::jsonb, error = $13, warnings = $14::jsonb, finished_at = statement_timestamp(),
-            heartbeat_at = statement_timestamp()
+            rejected = $12::jsonb, error = $13, warnings = $14::jsonb, rows_by_kind = $15::jsonb,
+            finished_at = statement_timestamp(), heartbeat_at = statement_timestamp()
       WHERE id = $1 AND status = 'running'`,
     [
       run.id,
@@ -52,6 +53,7 @@ export async function finishReconciliationRun(
       JSON.stringify(run.rejected),
       run.error,
       JSON.stringify(run.warnings),
+      JSON.stringify(run.rowsByKind),
     ],
   );
   return result.rowCount === 1;

@@ -1,0 +1,86 @@
+import type { Queryable } from '../database/queryable.js';
+import { IDENTITY_BASE } from './identifyRows.js';
+
+/** Lines of reversals of nothing known that a warning lists; the count is always complete. */
+const LISTED_LINES = 20;
+
+/**
+ * Stores the report's reversals and failed tries (`rec_other`, see separateRowKinds) in `partner_records`,
+ * once every execution of the report is stored (applyReport), so a refund in the same file as its charge
+ * finds it. Each is stored under the identity an execution would have, prefixed with its kind
+ * (`reversal:<partner reference>|<reference>#<n>`), so it never collides with its own execution, which often
+ * carries the same references, and a re-run stores nothing twice (`ON CONFLICT DO NOTHING`).
+ *
+ * A reversal is tied to the execution it reverses: an execution record of the partner's intent with the
+ * reversal's partner reference or reference, preferring one carrying the same partner reference, then the
+ * same reference, then the first stored. It is stored with that intent (`intent_id`) and that record
+ * (`reverses`), and is shown beside the execution on the intent's discrepancies. A reversal of nothing we
+ * hold an execution for (a refund of a charge no intent asked for, or of one in a report never reconciled)
+ * is stored without either, and the run says so in a warning with its lines: it completes, duplicates and
+ * orphans nothing. A failed try is stored with the intent it names when exactly one intent has its reference
+ * or partner reference.
+ *
+ * Returns the warning, or null.
+ */
+export async function recordOtherRows(
+  db: Queryable,
+  input: { partner: string; runId: string },
+): Promise<string | null> {
+  await db.query(
+    `CREATE TEMP TABLE rec_other_tied ON COMMIT DROP AS
+     WITH located AS (
+       SELECT s.line, s.reference, s.partner_reference, s.amount, s.currency, s.executed_at, s.kind,
+              s.settlement_amount, s.settlement_currency, s.kind || ':' || ${IDENTITY_BASE} AS base
+         FROM (SELECT line, reference, partner_reference, amount, currency, kind, settlement_amount, settlement_currency,
+                      (timestamp 'epoch' + (executed_at_ms / 86400000) * interval '1 day'
+                         + (executed_at_ms % 86400000) * interval '1 millisecond') AT TIME ZONE 'UTC' AS executed_at
+                 FROM rec_other) s
+     ), identified AS (
+       SELECT l.*, l.base || '#' || row_number() OVER (PARTITION BY l.base ORDER BY l.line) AS identity
+         FROM located l
+     )
+     SELECT i.line, i.reference, i.partner_reference, i.amount, i.currency, i.executed_at, i.kind, i.identity,
+            i.settlement_amount, i.settlement_currency,
+            CASE WHEN i.kind = 'reversal' THEN reversed.intent_id ELSE named.intent_id END AS intent_id,
+            reversed.record_id AS reverses
+       FROM identified i
+       LEFT JOIN LATERAL (
+         SELECT pr.intent_id, pr.id AS record_id
+           FROM partner_records pr
+          WHERE pr.intent_id IN (SELECT it.id FROM intents it
+                                  WHERE it.partner = $1 AND it.partner_reference = i.partner_reference
+                                 UNION ALL
+                                 SELECT it.id FROM intents it WHERE it.partner = $1 AND it.reference = i.reference)
+            AND pr.partner = $1 AND pr.kind = 'execution'
+          ORDER BY pr.partner_reference IS NOT DISTINCT FROM i.partner_reference DESC,
+                   pr.reference IS NOT DISTINCT FROM i.reference DESC, pr.id
+          LIMIT 1
+       ) reversed ON i.kind = 'reversal'
+       LEFT JOIN LATERAL (
+         SELECT CASE WHEN count(DISTINCT n.id) = 1 THEN min(n.id) END AS intent_id
+           FROM (SELECT it.id FROM intents it WHERE it.partner = $1 AND it.partner_reference = i.partner_reference
+                 UNION ALL
+                 SELECT it.id FROM intents it WHERE it.partner = $1 AND it.reference = i.reference) n
+       ) named ON i.kind = 'failed'`,
+    [input.partner],
+  );
+  await db.query(
+    `INSERT INTO partner_records (partner, identity, run_id, line, reference, partner_reference, amount, currency,
+                                  executed_at, intent_id, kind, reverses, settlement_amount, settlement_currency)
+     SELECT $1, identity, $2, line, reference, partner_reference, amount, currency, executed_at, intent_id,
+            kind, reverses, settlement_amount, settlement_currency
+       FROM rec_other_tied
+      ORDER BY line
+     ON CONFLICT (partner, identity) DO NOTHING`,
+    [input.partner, input.runId],
+  );
+  const untied = await db.query<{ line: number; total: number }>(
+    `SELECT line, count(*) OVER ()::int AS total FROM rec_other_tied
+      WHERE kind = 'reversal' AND reverses IS NULL ORDER BY line LIMIT ${LISTED_LINES}`,
+  );
+  if (untied.rows.length === 0) return null;
+  const total = untied.rows[0]!.total;
+  const lines = untied.rows.map((row) => row.line).join(', ');
+  const more = total > untied.rows.length ? ', ...' : '';
+  return `${total} reversal row${total === 1 ? '' : 's'} reverse no execution of an intent on record (line${total === 1 ? '' : 's'} ${lines}${more}): nothing was completed or flagged for ${total === 1 ? 'it' : 'them'}`;
+}

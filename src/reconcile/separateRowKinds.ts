@@ -1,0 +1,64 @@
+import type { Queryable } from '../database/queryable.js';
+import type { RowKind } from '../reports/rowKind.js';
+import type { ResolvedMatch } from './runSettings.js';
+
+/** Accepted rows of a report by kind. */
+type RowsByKind = Record<RowKind, number>;
+
+export interface SeparatedRows {
+  byKind: RowsByKind;
+  /** Rows taken out of `rec_staged` (every kind but `execution`). */
+  moved: number;
+  /**
+   * Failed rows with an identifier, now in `rec_rejected` too: they keep the intents they name from being
+   * proven absent, as identified rejections do (collectCandidates needs to know there are some).
+   */
+  shielding: number;
+  /** Why this run can prove no intent absent because of them, or null. */
+  warning: string | null;
+}
+
+/**
+ * Takes every row that is not an execution out of `rec_staged`, right after staging, into `rec_other`, so
+ * that everything after (coverage, matching, evidence, duplicates, orphans, the plausibility of the report)
+ * sees executions only: a refund is never a second execution, a fee never an orphan. What becomes of them:
+ * - reversals and failed tries are stored at the end of the run (recordOtherRows), each with its intent;
+ * - a failed try is the partner saying it did not execute, and is taken at its word only so far as it never
+ *   completes anything. It does not prove its intent absent on its own either: like an identified
+ *   rejection it is copied into `rec_rejected`, which shields the intent it names (the partner may list the
+ *   try that failed and, elsewhere or later, the retry it executed). Under amount matching it could be any
+ *   intent's, so the run then proves nothing absent (the `warning`);
+ * - ignored rows (fees, payouts, inbound messages) are counted and dropped.
+ * `rowsStaged` is what staging accepted (StageResult.extent.rows), to count executions without a scan.
+ */
+export async function separateRowKinds(
+  db: Queryable,
+  input: { rowsStaged: number; match: ResolvedMatch },
+): Promise<SeparatedRows> {
+  await db.query('CREATE TEMP TABLE rec_other (LIKE rec_staged) ON COMMIT DROP');
+  await db.query(
+    `WITH moved AS (DELETE FROM rec_staged WHERE kind IS NOT NULL RETURNING *)
+     INSERT INTO rec_other SELECT * FROM moved`,
+  );
+  const counts = await db.query<{ kind: RowKind; rows: number }>(
+    'SELECT kind, count(*)::int AS rows FROM rec_other GROUP BY kind',
+  );
+  const byKind: RowsByKind = { execution: 0, reversal: 0, failed: 0, ignored: 0 };
+  let moved = 0;
+  for (const { kind, rows } of counts.rows) {
+    byKind[kind] = rows;
+    moved += rows;
+  }
+  byKind.execution = input.rowsStaged - moved;
+  await db.query(`DELETE FROM rec_other WHERE kind = 'ignored'`);
+  const shielded = await db.query(
+    `INSERT INTO rec_rejected (line, reference, partner_reference)
+     SELECT line, reference, partner_reference FROM rec_other
+      WHERE kind = 'failed' AND (reference IS NOT NULL OR partner_reference IS NOT NULL)`,
+  );
+  const warning =
+    input.match.by === 'amount' && byKind.failed > 0
+      ? `${byKind.failed} failed rows could be the try of any intent matched by amount: this run proves no intent absent`
+      : null;
+  return { byKind, moved, shielding: shielded.rowCount ?? 0, warning };
+}

@@ -1,0 +1,143 @@
+import { expect } from 'chai';
+import twilio from '../../../reconcilers/twilio.js';
+import { reconcile } from '../../../src/reconcile/reconcile.js';
+import type { ReconcilerApiSource, ReconcilerConfig } from '../../../src/reconcile/reconcilerConfig.js';
+import {
+  completedIntent,
+  discrepanciesOf,
+  intentRow,
+  partnerName,
+  place,
+  snapshot,
+  spec,
+  unknownIntent,
+  useReconcileFixture,
+} from '../support.js';
+import { startTwilioFake, TWILIO_FIXTURE, type TwilioFake } from './twilioFake.js';
+
+const AUTH_TOKEN = 'twilio_test_auth_token';
+const env = { TWILIO_ACCOUNT_SID: TWILIO_FIXTURE.account_sid, TWILIO_AUTH_TOKEN: AUTH_TOKEN };
+
+/**
+ * reconcilers/twilio.ts against a Twilio-like Messages list on loopback serving the fixture
+ * (test/fixtures/partners/twilio/) two messages a page, so four pages linked by `next_page_uri`.
+ */
+describe('shipped partner: twilio (Messages list API)', () => {
+  const fx = useReconcileFixture('rec_twilio');
+  let fake: TwilioFake | undefined;
+  afterEach(async () => {
+    await fake?.close();
+    fake = undefined;
+  });
+
+  /** The shipped config, spread as a deployment would, pointed at the fake and at the fixture's day. */
+  function config(partner: string, url: string): ReconcilerConfig {
+    const source = twilio.source as ReconcilerApiSource;
+    return {
+      ...twilio,
+      partner,
+      deadline: '30d',
+      coverage: { from: new Date('2026-11-30T09:00:00Z'), to: new Date('2026-11-30T12:00:00Z') },
+      source: {
+        ...source,
+        baseUrl: url,
+        path: `/2010-04-01/Accounts/${TWILIO_FIXTURE.account_sid}/Messages.json`,
+        query: { PageSize: '2' },
+        retries: 0,
+      },
+    };
+  }
+
+  const sms = (partner: string, to: string, amount = '0.0079') =>
+    spec(partner, to, { amount, currency: 'USD', operation: 'sms' });
+
+  async function stuck(partner: string, to: string, at: string, amount?: string): Promise<string> {
+    const id = await unknownIntent(fx.ledger, sms(partner, to, amount));
+    await place(fx.sql, id, { startedAt: new Date(at) });
+    return id;
+  }
+
+  it('reads every page and settles each intent as the fixture says', async () => {
+    fake = await startTwilioFake({ authToken: AUTH_TOKEN, pageSize: 2 });
+    const partner = partnerName('twilio');
+    const ids = {
+      delivered: await stuck(partner, '+15550000001', '2026-11-30T10:00:04Z'),
+      twice: await stuck(partner, '+15550000002', '2026-11-30T10:05:04Z'),
+      wrongPrice: await stuck(partner, '+15550000004', '2026-11-30T10:10:04Z'),
+      failed: await stuck(partner, '+15550000006', '2026-11-30T10:20:04Z'),
+      notPriced: await stuck(partner, '+15550000008', '2026-11-30T10:30:04Z'),
+      neverSent: await stuck(partner, '+15550000009', '2026-11-30T10:40:00Z'),
+    };
+    const [report] = await reconcile({ pool: fx.sql, reconciler: config(partner, fake.url), env });
+    expect(report.status, `error: ${report.error}`).to.equal('succeeded');
+
+    // Four pages, each asked for with the partner's own window parameters.
+    expect(fake.requests.map((q) => q.get('Page'))).to.deep.equal([null, '1', '2', '3']);
+    expect(fake.requests[0]!.get('DateSent>')).to.equal('2026-11-30T09:00:00Z');
+    expect(fake.requests[0]!.get('DateSent<')).to.equal('2026-11-30T12:00:00Z');
+
+    expect(report.rowsRead).to.equal(8);
+    expect(report.rowsRejected).to.equal(0);
+    expect(report.rowsByKind).to.deep.equal({ execution: 6, reversal: 0, failed: 1, ignored: 1 });
+    expect(report.resolved).to.deep.equal({ completed: 4, notExecuted: 1 });
+    const status = async (id: string) => (await intentRow(fx.sql, id)).status;
+    expect(await intentRow(fx.sql, ids.delivered)).to.deep.include({
+      status: 'completed',
+      partner_reference: 'SM00000000000000000000000000000001',
+    });
+    expect(await status(ids.twice)).to.equal('completed');
+    expect(await status(ids.wrongPrice)).to.equal('completed');
+    expect(await status(ids.notPriced)).to.equal('completed');
+    // A failed try completes nothing and proves nothing: it stays for a later listing or a person.
+    expect(await status(ids.failed)).to.equal('unknown');
+    // Nothing could be it, and the listing covers its attempt: never sent, safe to send.
+    expect(await status(ids.neverSent)).to.equal('not_executed');
+
+    const flagged = (await discrepanciesOf(fx.sql, partner)).map((d) => [
+      d.kind,
+      d.intent_id,
+      d.amount_at_risk,
+      d.currency,
+    ]);
+    expect(flagged).to.deep.equal([
+      ['amount_mismatch', ids.wrongPrice, '0.00790', 'USD'],
+      ['duplicate_execution', ids.twice, '0.0079', 'USD'],
+      ['orphan_partner_record', null, '0.00790', 'USD'],
+    ]);
+    const orphan = (await discrepanciesOf(fx.sql, partner)).find((d) => d.kind === 'orphan_partner_record');
+    expect(orphan.partner_reference).to.equal('SM00000000000000000000000000000005');
+  });
+
+  it('a listing that fails on page 2 fails the run and applies nothing', async () => {
+    fake = await startTwilioFake({ authToken: AUTH_TOKEN, pageSize: 2, failOnPage: 1 });
+    const partner = partnerName('twilio-page2');
+    const delivered = await stuck(partner, '+15550000001', '2026-11-30T10:00:04Z');
+    const neverSent = await stuck(partner, '+15550000009', '2026-11-30T10:40:00Z');
+    const done = await completedIntent(fx.ledger, sms(partner, '+15550000007'), 'SM-earlier');
+    const before = await snapshot(fx.sql);
+    const [report] = await reconcile({ pool: fx.sql, reconciler: config(partner, fake.url), env });
+    expect(report.status).to.equal('failed');
+    expect(report.error).to.contain('HTTP 500');
+    expect(report.error).to.contain('at page 2');
+    expect(report.resolved).to.deep.equal({ completed: 0, notExecuted: 0 });
+    expect(await snapshot(fx.sql)).to.deep.equal(before);
+    expect((await intentRow(fx.sql, delivered)).status).to.equal('unknown');
+    expect((await intentRow(fx.sql, neverSent)).status).to.equal('unknown');
+    expect((await intentRow(fx.sql, done)).status).to.equal('completed');
+  });
+
+  it('wrong credentials: the run fails naming the two variables, never the token', async () => {
+    fake = await startTwilioFake({ authToken: 'another token', pageSize: 2 });
+    const partner = partnerName('twilio-auth');
+    const [report] = await reconcile({ pool: fx.sql, reconciler: config(partner, fake.url), env });
+    expect(report.status).to.equal('failed');
+    expect(report.error).to.contain('TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN');
+    expect(report.error).not.to.contain(AUTH_TOKEN);
+    const [missing] = await reconcile({
+      pool: fx.sql,
+      reconciler: config(partner, fake.url),
+      env: { TWILIO_ACCOUNT_SID: TWILIO_FIXTURE.account_sid },
+    });
+    expect(missing.error).to.contain('TWILIO_AUTH_TOKEN');
+  });
+});
