@@ -92,11 +92,12 @@ async function* readPages(
   let line = 0;
   const pagination = resolved.pagination;
   /** Past the cap with pages still to come: the listing is not read to its end, so it must not count. */
-  const capReached = (url: URL, pageNumber: number) =>
+  const capReached = (url: URL, _pageNumber: number) =>
     new PartnerApiError(
-      `partner ${options.partner}: the listing still has pages after ${pageNumber} pages (maxPages ` +
-        `${resolved.maxPages}): it was not read to its end, so nothing is applied; raise maxPages or narrow the window`,
-      { code: 'page_cap', partner: options.partner, url: url.href, attempts: 0 },
+      `partner ${options.partner}: the listing goes on past ${resolved.maxPages} pages (maxPages) and was ` +
+        'stopped: the partner may be handing out endless cursors; narrow the window, ask for bigger pages ' +
+        'or raise maxPages',
+      { code: 'too_many_pages', partner: options.partner, url: url.href, attempts: 0 },
     );
 
   if (pagination.type === 'none') {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { Pool } from 'pg';
 import type { Ledger } from '../../src/ledger/ledger.js';
+import type { LedgerOptions } from '../../src/ledger/options.js';
 import type { ReconcilerApiSource, ReconcilerConfig } from '../../src/reconcile/reconcilerConfig.js';
 import type { CsvSourceConfig } from '../../src/reports/csvSourceConfig.js';
 import { PartnerNotExecuted, PartnerRejected } from '../../src/shared/errors/index.js';
@@ -19,11 +20,11 @@ export interface Fixture {
   dir: string;
 }
 
-export function useReconcileFixture(label: string): Fixture {
+export function useReconcileFixture(label: string, ledgerOptions: Partial<LedgerOptions> = {}): Fixture {
   const db = useFreshDatabase(label);
   const fixture = { db } as Fixture;
   before(async () => {
-    fixture.ledger = await testLedger(db.url, { leaseMs: 30_000 });
+    fixture.ledger = await testLedger(db.url, { leaseMs: 30_000, ...ledgerOptions });
     fixture.sql = new Pool({ connectionString: db.url, max: 4 });
     fixture.dir = mkdtempSync(join(tmpdir(), `reconcile-${label}-`));
   });

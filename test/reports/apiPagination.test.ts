@@ -161,8 +161,8 @@ describe('reports: API pagination (next address, Link header, has_more) and its 
     });
     try {
       const error = await failure(config(server.url, { type: 'next' }, { maxPages: 2 }));
-      expect(error.code).to.equal('page_cap');
-      expect(error.message).to.contain('after 2 pages (maxPages 2)');
+      expect(error.code).to.equal('too_many_pages');
+      expect(error.message).to.contain('goes on past 2 pages (maxPages)');
     } finally {
       await server.close();
     }

@@ -10,7 +10,6 @@
  * - `body_too_large`: one answer grew past `maxBodyBytes` (the read was stopped there);
  * - `too_many_pages`: the listing went on past `maxPages` pages;
  * - `deadline`: the whole listing took longer than `listingTimeoutMs`;
- * - `page_cap`: the listing still had pages after `maxPages` (it was not read to its end);
  * - `aborted`: the caller's signal stopped the read.
  */
 export const PartnerApiErrorCode = {
@@ -24,7 +23,6 @@ export const PartnerApiErrorCode = {
   bodyTooLarge: 'body_too_large',
   tooManyPages: 'too_many_pages',
   deadline: 'deadline',
-  pageCap: 'page_cap',
   aborted: 'aborted',
 } as const;
 export type PartnerApiErrorCode = (typeof PartnerApiErrorCode)[keyof typeof PartnerApiErrorCode];

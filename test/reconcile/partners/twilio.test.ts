@@ -6,7 +6,6 @@ import {
   completedIntent,
   discrepanciesOf,
   intentRow,
-  partnerName,
   place,
   snapshot,
   spec,
@@ -23,7 +22,9 @@ const env = { TWILIO_ACCOUNT_SID: TWILIO_FIXTURE.account_sid, TWILIO_AUTH_TOKEN:
  * (test/fixtures/partners/twilio/) two messages a page, so four pages linked by `next_page_uri`.
  */
 describe('shipped partner: twilio (Messages list API)', () => {
-  const fx = useReconcileFixture('rec_twilio');
+  // Twilio prices a message in fractions of a cent (0.0079 USD): the ledger allows it for these partners only.
+  const PARTNERS = { pages: 'twilio-pages', page2: 'twilio-page2', auth: 'twilio-auth' };
+  const fx = useReconcileFixture('rec_twilio', { subMinorUnitPartners: Object.values(PARTNERS) });
   let fake: TwilioFake | undefined;
   afterEach(async () => {
     await fake?.close();
@@ -59,7 +60,7 @@ describe('shipped partner: twilio (Messages list API)', () => {
 
   it('reads every page and settles each intent as the fixture says', async () => {
     fake = await startTwilioFake({ authToken: AUTH_TOKEN, pageSize: 2 });
-    const partner = partnerName('twilio');
+    const partner = PARTNERS.pages;
     const ids = {
       delivered: await stuck(partner, '+15550000001', '2026-11-30T10:00:04Z'),
       twice: await stuck(partner, '+15550000002', '2026-11-30T10:05:04Z'),
@@ -110,7 +111,7 @@ describe('shipped partner: twilio (Messages list API)', () => {
 
   it('a listing that fails on page 2 fails the run and applies nothing', async () => {
     fake = await startTwilioFake({ authToken: AUTH_TOKEN, pageSize: 2, failOnPage: 1 });
-    const partner = partnerName('twilio-page2');
+    const partner = PARTNERS.page2;
     const delivered = await stuck(partner, '+15550000001', '2026-11-30T10:00:04Z');
     const neverSent = await stuck(partner, '+15550000009', '2026-11-30T10:40:00Z');
     const done = await completedIntent(fx.ledger, sms(partner, '+15550000007'), 'SM-earlier');
@@ -128,7 +129,7 @@ describe('shipped partner: twilio (Messages list API)', () => {
 
   it('wrong credentials: the run fails naming the two variables, never the token', async () => {
     fake = await startTwilioFake({ authToken: 'another token', pageSize: 2 });
-    const partner = partnerName('twilio-auth');
+    const partner = PARTNERS.auth;
     const [report] = await reconcile({ pool: fx.sql, reconciler: config(partner, fake.url), env });
     expect(report.status).to.equal('failed');
     expect(report.error).to.contain('TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN');
