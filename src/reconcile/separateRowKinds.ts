@@ -28,7 +28,9 @@ export interface SeparatedRows {
  *   rejection it is copied into `rec_rejected`, which shields the intent it names (the partner may list the
  *   try that failed and, elsewhere or later, the retry it executed). Under amount matching it could be any
  *   intent's, so the run then proves nothing absent (the `warning`);
- * - ignored rows (fees, payouts, inbound messages) are counted and dropped.
+ * - reversals and ignored rows that name an intent shield it the same way: a refund whose sale is in
+ *   another file says the sale happened;
+ * - ignored rows (fees, payouts, inbound messages) are then counted and dropped.
  * `rowsStaged` is what staging accepted (StageResult.extent.rows), to count executions without a scan.
  */
 export async function separateRowKinds(
@@ -50,12 +52,14 @@ export async function separateRowKinds(
     moved += rows;
   }
   byKind.execution = input.rowsStaged - moved;
-  await db.query(`DELETE FROM rec_other WHERE kind = 'ignored'`);
+  // Any row naming an intent keeps it from being proven absent (invariant 9: no row of any kind could be its
+  // execution): a refund of an order whose sale is in another file says the sale happened, a fee on it too.
   const shielded = await db.query(
     `INSERT INTO rec_rejected (line, reference, partner_reference)
      SELECT line, reference, partner_reference FROM rec_other
-      WHERE kind = 'failed' AND (reference IS NOT NULL OR partner_reference IS NOT NULL)`,
+      WHERE reference IS NOT NULL OR partner_reference IS NOT NULL`,
   );
+  await db.query(`DELETE FROM rec_other WHERE kind = 'ignored'`);
   const warning =
     input.match.by === 'amount' && byKind.failed > 0
       ? `${byKind.failed} failed rows could be the try of any intent matched by amount: this run proves no intent absent`

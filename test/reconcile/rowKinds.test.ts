@@ -220,6 +220,22 @@ describe('reconcile: row kinds (execution, reversal, failed, ignored)', () => {
     expect(failed.rows).to.deep.equal([{ line: 2, kind: 'failed', intent_id: refused }]);
   });
 
+  it('a refund whose sale is in another file keeps its intent from being proven absent (it was executed)', async () => {
+    const partner = partnerName('refund-only');
+    const refunded = await stuck(partner, 'order-20', 60);
+    const absent = await stuck(partner, 'order-21', 65);
+    const anchor = await stuck(partner, 'order-22', 66);
+    const path = writeReport(`${partner}.csv`, [
+      ['Refunded', 'order-20', 'PSP-20', '-10.00', 'BRL', at(120)],
+      ['Settled', 'order-22', 'PSP-22', '10.00', 'BRL', at(67)],
+    ]);
+    const report = await run(reconciler(partner, path));
+    expect(report.resolved).to.deep.equal({ completed: 1, notExecuted: 1 });
+    expect((await intentRow(fx.sql, refunded)).status).to.equal('unknown');
+    expect((await intentRow(fx.sql, absent)).status).to.equal('not_executed');
+    expect((await intentRow(fx.sql, anchor)).status).to.equal('completed');
+  });
+
   it('under amount matching a failed row could be anybody`s try: the run proves nothing absent', async () => {
     const partner = partnerName('failed-amount');
     const absent = await stuck(partner, 'order-10', 60, { amount: '42.00' });
