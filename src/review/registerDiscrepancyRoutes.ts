@@ -53,11 +53,12 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
     return personOf(who).name;
   };
 
-  /** Four eyes: resolving or dismissing above the threshold is a proposal a second resolver approves. */
+  /**
+   * Four eyes: resolving or dismissing above the ledger's threshold for the currency (or this site's lower
+   * `approvalThreshold`) is a proposal a second resolver approves.
+   */
   const needsSecondResolver = async (id: string, action: string): Promise<boolean> =>
-    ctx.approvalThreshold !== undefined &&
-    needsApprovalFor(action) &&
-    (await aboveThreshold(pool, id, ctx.approvalThreshold));
+    needsApprovalFor(action) && (await aboveThreshold(pool, id, ctx.approvalThreshold));
 
   // ---- pages ---------------------------------------------------------------------------------------
 
