@@ -10,8 +10,8 @@ import {
 } from './csvSourceConfig.js';
 import { ReportFormatError } from './errors/ReportFormatError.js';
 import { FastSplitter } from './fastSplitter.js';
-import { FileChunks } from './fileChunks.js';
 import { LineSkipper } from './lineSkipper.js';
+import { openReportFile } from './openReportFile.js';
 import type { ReportItem } from './partnerRow.js';
 import { type HeaderLayout, readHeader } from './readHeader.js';
 import { type RowContext, toItem } from './toItem.js';
@@ -111,7 +111,8 @@ export async function* readCsvReportBatches(
     nextLine: settings.skipLines + 1,
   };
 
-  const source = new FileChunks(file);
+  // A gzipped report is decompressed as it is read (openReportFile).
+  const source = openReportFile(file);
   const texts = decodedText(source, settings)[Symbol.asyncIterator]();
   try {
     const splitter = new FastSplitter(settings.delimiter, settings.quote);
