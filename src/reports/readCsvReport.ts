@@ -14,6 +14,7 @@ import { LineSkipper } from './lineSkipper.js';
 import { openReportFile } from './openReportFile.js';
 import type { ReportItem } from './partnerRow.js';
 import { type HeaderLayout, readHeader } from './readHeader.js';
+import { RecordTypeReader } from './recordTypeReader.js';
 import { type RowContext, toItem } from './toItem.js';
 
 /**
@@ -53,6 +54,8 @@ interface ReadState {
   context: RowContext | undefined;
   /** Physical line where the next record starts. */
   nextLine: number;
+  /** The record types, when the source has several (see RecordLayout). */
+  records: RecordTypeReader | undefined;
 }
 
 /**
@@ -109,6 +112,12 @@ export async function* readCsvReportBatches(
     layout: undefined,
     context: undefined,
     nextLine: settings.skipLines + 1,
+    records: settings.records
+      ? new RecordTypeReader(settings.records, file, {
+          dateFormat: settings.dateFormat,
+          timezone: options.timezone,
+        })
+      : undefined,
   };
 
   // A gzipped report is decompressed as it is read (openReportFile).
@@ -139,6 +148,12 @@ export async function* readCsvReportBatches(
     await source.close();
   }
 
+  if (state.layout === undefined && settings.records && source.bytesRead > 0) {
+    throw new ReportFormatError(
+      `${file}: no ${settings.records.header} record (the names of the data columns) in the file`,
+      { file },
+    );
+  }
   if (state.layout === undefined) {
     const detail =
       settings.skipLines > 0 && source.bytesRead > 0
@@ -146,6 +161,7 @@ export async function* readCsvReportBatches(
         : '';
     throw new ReportFormatError(`${file}: file is empty${detail}`, { file });
   }
+  state.records?.finish(state.nextLine - 1);
 }
 
 /** The file's text, decoded and without the skipped lines, a chunk at a time. */
@@ -176,6 +192,18 @@ function addRecord(
   items: ReportItem[],
   fast: boolean,
 ): void {
+  if (state.records) {
+    // Blank lines separate nothing in a typed layout either; anything else has a type to check.
+    if (cells.length === 1 && (fast ? cells[0]!.trim() : cells[0]) === '' && /^[\r\n]*$/.test(raw)) return;
+    const action = state.records.take(cells, line);
+    if (action.kind === 'skip') return;
+    if (action.kind === 'item') {
+      items.push(action.item);
+      return;
+    }
+    // A header record replaces the names before it (one per section); a data record is read below.
+    if (action.kind === 'header') state.layout = undefined;
+  }
   if (state.layout === undefined) {
     if (fast) for (let i = 0; i < cells.length; i++) cells[i] = cells[i]!.trim();
     state.layout = readHeader(cells, raw, state.settings, state.file, line);
