@@ -161,7 +161,7 @@ export async function* readCsvReportBatches(
         : '';
     throw new ReportFormatError(`${file}: file is empty${detail}`, { file });
   }
-  state.records?.finish(state.nextLine - 1);
+  state.records?.finish();
 }
 
 /** The file's text, decoded and without the skipped lines, a chunk at a time. */

@@ -34,6 +34,8 @@ export class RecordTypeReader {
   private dataRecords = 0;
   private headerSeen = false;
   private endLine: number | undefined;
+  /** Line of the last record read, where a missing end is reported. */
+  private lastLine = 0;
 
   constructor(
     private readonly layout: RecordLayout,
@@ -50,6 +52,7 @@ export class RecordTypeReader {
   /** What the record is; throws ReportFormatError when it breaks the layout. `cells` may be untrimmed. */
   take(cells: readonly string[], line: number): RecordAction {
     const type = (cells[this.typeColumn] ?? '').trim();
+    this.lastLine = line;
     if (this.endLine !== undefined) {
       throw this.error(
         line,
@@ -99,10 +102,10 @@ export class RecordTypeReader {
   }
 
   /** At the end of the file: throws when the layout has an end record and the file never reached it. */
-  finish(lastLine: number): void {
+  finish(): void {
     if (this.layout.end !== undefined && this.endLine === undefined) {
       throw this.error(
-        lastLine,
+        this.lastLine,
         `the file ends without its ${this.layout.end} record: it was cut short or is partial, and nothing of it is applied`,
       );
     }

@@ -278,6 +278,30 @@ describe('shipped partner: paypal (Settlement Report, STL)', () => {
       );
     });
 
+    it('two sections declaring two different days share no period: nothing is proven absent, and the run says so', async () => {
+      const partner = partnerName('paypal');
+      const ids = await intents(partner);
+      const file = variant('STL-20261130.09.009.CSV', (lines) => {
+        const sc = lines.indexOf('"SC",10');
+        const nextDay = [
+          '"SH",2026/12/01 00:00:00 -0800,2026/12/01 23:59:59 -0800,"MERCHANT0001",""',
+          lines[3]!,
+          lines[4]!.replaceAll('1AB00000000000001', '1AB00000000000011').replace('order-2001', 'order-2011'),
+          '"SC",1',
+        ];
+        const changed = [...lines.slice(0, sc + 1), ...nextDay, ...lines.slice(sc + 1)];
+        return changed.map((line) => (line === '"FF",10' ? '"FF",11' : line));
+      });
+      const [report] = await reconcile({ pool: fx.sql, reconciler: config(partner, file), file });
+      expect(report.status, `error: ${report.error}`).to.equal('succeeded');
+      expect(report.coverage).to.equal(null);
+      expect(report.warnings).to.include(
+        'the 2 coverage declarations of "STL-20261130.09.009.CSV" share no period: no intent is proven absent',
+      );
+      expect(report.resolved).to.deep.equal({ completed: 3, notExecuted: 0 });
+      expect((await intentRow(fx.sql, ids.notInReport)).status).to.equal('unknown');
+    });
+
     it('an unknown T-code is a rejected row naming the code, never a guessed kind', async () => {
       const partner = partnerName('paypal');
       const ids = await intents(partner);
