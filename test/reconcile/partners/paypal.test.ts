@@ -154,6 +154,17 @@ describe('shipped partner: paypal (Settlement Report, STL)', () => {
     });
   });
 
+  it('a file that starts with a UTF-8 byte order mark (PayPal notes one since 9.0.3) reads the same', async () => {
+    const partner = partnerName('paypal');
+    const ids = await intents(partner);
+    const file = join(fx.dir, 'STL-20261130.10.009.CSV');
+    writeFileSync(file, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), readFileSync(FIXTURE)]));
+    const [report] = await reconcile({ pool: fx.sql, reconciler: config(partner, file), file });
+    expect(report.status, `error: ${report.error}`).to.equal('succeeded');
+    expect(report.resolved).to.deep.equal({ completed: 3, notExecuted: 1 });
+    expect((await intentRow(fx.sql, ids.notInReport)).status).to.equal('not_executed');
+  });
+
   describe('a report whose layout is broken applies nothing, or proves nothing absent', () => {
     /** The run failed with `message`, and nothing of it was applied. */
     async function expectNothingApplied(
