@@ -48,7 +48,7 @@ describe('shipped partner: paypal (Settlement Report, STL)', () => {
     return id;
   }
 
-  /** The fixture's intents; Initiation Dates are Pacific time (PST, UTC-8): 09:15:02 -0800 is 17:15:02 UTC. */
+  /** The fixture's intents; its dates are Pacific time (PST, UTC-8): 09:15:02 -0800 is 17:15:02 UTC. */
   async function intents(partner: string) {
     return {
       paid: await stuck(partner, 'order-2001', '25.00', '2026-11-30T17:15:00Z'),
@@ -152,6 +152,23 @@ describe('shipped partner: paypal (Settlement Report, STL)', () => {
       duplicate_execution: 1,
       orphan_partner_record: 1,
     });
+  });
+
+  it('a payment initiated the day before and completed in the period is dated by its completion, so it is read', async () => {
+    const partner = partnerName('paypal');
+    const ids = await intents(partner);
+    // order-2001's Initiation Date moves to 23:59 the previous day; its Completion Date stays 09:15:02.
+    const file = variant('STL-20261130.11.009.CSV', (lines) =>
+      lines.map((line) =>
+        line.includes('"1AB00000000000001","order-2001"')
+          ? line.replace('2026/11/30 09:15:02 -0800', '2026/11/29 23:59:00 -0800')
+          : line,
+      ),
+    );
+    const [report] = await reconcile({ pool: fx.sql, reconciler: config(partner, file), file });
+    expect(report.status, `error: ${report.error}`).to.equal('succeeded');
+    expect(report.rowsRejected).to.equal(0);
+    expect(await intentRow(fx.sql, ids.paid)).to.deep.include({ status: 'completed' });
   });
 
   it('a file that starts with a UTF-8 byte order mark (PayPal notes one since 9.0.3) reads the same', async () => {
