@@ -31,6 +31,7 @@ import { capturingLogger, testLedger } from '../support/testLedger.js';
 import {
   acmeReconciler,
   adyenReconciler,
+  paypalReconciler,
   apiReconciler,
   BAD_REPORTS,
   type Dialect,
@@ -538,6 +539,61 @@ const MANIFEST: CorpusEntry[] = [
       error: /^FILE: column "Type" \(kind\) not found in header; found: Company Account, /,
     },
   },
+  // PayPal STL (record types, counts in SC and FF, FF ends a file): a layout broken is a failed run.
+  {
+    file: 'paypal-unknown-record-type.csv',
+    dialect: 'paypal',
+    broken: 'a record of a type the layout does not know (`SX`) among the SB rows',
+    expect: {
+      run: 'failed',
+      error: threshold(1, 4, 0),
+      rejected: [
+        {
+          line: 7,
+          field: 'record type (position 0)',
+          reason:
+            /^"SX" is not a record type of this report \(known: CH, SB, RH, FH, SF, RF, RC, SH, SC, FF\)/,
+        },
+      ],
+    },
+  },
+  {
+    file: 'paypal-section-count-mismatch.csv',
+    dialect: 'paypal',
+    broken: 'an SC record counting 4 SB rows in a section of 3 (a row lost)',
+    expect: {
+      run: 'failed',
+      error:
+        /^FILE: line 9: the SC record counts 4 SB record\(s\) in its SH section, but 3 were read: rows are missing or extra, and nothing of the file is applied$/,
+    },
+  },
+  {
+    file: 'paypal-no-file-footer.csv',
+    dialect: 'paypal',
+    broken: 'a file cut after its second SB row: no SC, RC or FF record',
+    expect: {
+      run: 'failed',
+      error:
+        /^FILE: line 6: the file ends without its FF record: it was cut short or is partial, and nothing of it is applied$/,
+    },
+  },
+  {
+    file: 'paypal-unknown-tcode.csv',
+    dialect: 'paypal',
+    broken: 'a row whose T-code the reconciler does not know (`T9999`)',
+    expect: {
+      run: 'failed',
+      error: threshold(1, 3, 0),
+      rejected: [
+        {
+          line: 6,
+          field: 'Transaction Event Code',
+          reason:
+            /^Transaction Event Code "T9999", Transaction Debit or Credit "CR" is not a known kind of row/,
+        },
+      ],
+    },
+  },
   {
     file: 'adyen-refund-fee-payout.csv',
     dialect: 'adyen',
@@ -937,6 +993,7 @@ describe('faults: bad input (a corpus of broken partner reports and API answers)
     if (entry.dialect === 'acme-pay') return acmeReconciler(partner);
     if (entry.dialect === 'utf8') return utf8Reconciler(partner);
     if (entry.dialect === 'adyen') return adyenReconciler(partner);
+    if (entry.dialect === 'paypal') return paypalReconciler(partner);
     // The corpus's items are dated 10 March 2025: the listing is asked for (and declares) that month, so its
     // rows are judged for what they hold, not for lying outside the window.
     return {
