@@ -31,11 +31,11 @@ import { capturingLogger, testLedger } from '../support/testLedger.js';
 import {
   acmeReconciler,
   adyenReconciler,
-  paypalReconciler,
   apiReconciler,
   BAD_REPORTS,
   type Dialect,
   escapeRegExp,
+  paypalReconciler,
   REPO_ROOT,
   runCli,
   runRow,
