@@ -78,7 +78,9 @@ const KNOWN_KEYS = {
     'dateFormat',
     'amountMayBeMissing',
   ],
-  fields: [...CSV_FIELDS],
+  columns: [...CSV_FIELDS],
+  // A listing's items carry their own offsets: a time-zone field is a CSV column only.
+  fields: CSV_FIELDS.filter((field) => field !== 'timeZone'),
   auth: ['header', 'env', 'scheme', 'basic'],
   basic: ['usernameEnv', 'passwordEnv'],
   window: ['fromParam', 'toParam', 'format'],
@@ -197,7 +199,7 @@ function sourceProblems(source: unknown, problems: Problems): void {
     }
     if (!isObject(source.columns)) {
       problems.push('source.columns must map report headers, such as { reference: "ORDER" }');
-    } else unknownKeys(source.columns, KNOWN_KEYS.fields, 'source.columns.', problems);
+    } else unknownKeys(source.columns, KNOWN_KEYS.columns, 'source.columns.', problems);
     // The separators' rules need strings to compare.
     if (!stringsOk) return;
     // Without columns, the rest of the source is still checked (a placeholder stands in for them).
