@@ -130,7 +130,7 @@ export default defineReconciler({
   settlementLag: '2h',
   deadline: '5d',
   match: { by: 'reference' },
-  // COVERAGE-PENDING
+  coverage: { fromReport: true },
   source: {
     type: 'fixedWidth',
     path: 'reports/cielo/*.txt',

@@ -37,10 +37,17 @@ export type MatchRule =
  * would all stretch it). Either fixed instants, or a date in the report file's name, read in the
  * reconciler's `timezone`: `{ fromFileName: { pattern: '(\\d{4}-\\d{2}-\\d{2})\\.csv$' } }` declares that
  * `2026-11-28.csv` is complete for 28 November from midnight, for `period`. API listings declare the window
- * they were asked for. A declared period never reaches past the run's own start.
+ * they were asked for. A report may also declare its period itself (`{ fromReport: true }`). A declared
+ * period never reaches past the run's own start.
  */
 export type CoverageDeclaration =
   | { from: string | Date; to: string | Date }
+  /**
+   * The report says in its own contents which period it is complete for (PayPal's section header, Cielo's
+   * file header): its source must be configured to read that declaration (a CSV source's
+   * `records.coverage`). A report that declares nothing proves nothing absent, and the run warns.
+   */
+  | { fromReport: true }
   | {
       fromFileName: {
         /** A regular expression whose first capture group (or group named `date`) is the date. */

@@ -23,7 +23,9 @@ export type ResolvedMatch =
 /** What the report declares it is complete for, checked; see CoverageDeclaration. */
 export type DeclaredCoverage =
   | { type: 'fixed'; from: string; to: string }
-  | { type: 'fileName'; pattern: RegExp; dateFormat: string; periodMs: number };
+  | { type: 'fileName'; pattern: RegExp; dateFormat: string; periodMs: number }
+  /** What the report's own contents declare (ReportItem `declaration`), known once it has been read. */
+  | { type: 'report' };
 
 /** A {@link ReconcilerConfig} with every default applied and every value checked, before a run starts. */
 export interface RunSettings {
@@ -135,6 +137,12 @@ export function resolveRunSettings(config: ReconcilerConfig): RunSettings {
 }
 
 function declaredCoverage(declaration: CoverageDeclaration, where: string): DeclaredCoverage {
+  if ('fromReport' in declaration) {
+    if (declaration.fromReport !== true) {
+      throw new TypeError(`${where}: coverage.fromReport must be true (leave coverage out to declare none)`);
+    }
+    return { type: 'report' };
+  }
   if ('fromFileName' in declaration) {
     const { pattern, dateFormat = 'yyyy-MM-dd', period = '1d' } = declaration.fromFileName ?? {};
     if (typeof pattern !== 'string' || pattern === '') {

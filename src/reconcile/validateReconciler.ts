@@ -40,6 +40,7 @@ const KNOWN_KEYS = {
     'columns',
     'kind',
     'amount',
+    'records',
   ],
   fixedWidth: ['type', 'path', 'encoding', 'recordLength', 'recordType', 'header', 'trailer', 'records'],
   fixedWidthRecord: ['fields', 'ignored', 'inherit', 'columns', 'executedAt', 'kind', 'amount'],
@@ -55,6 +56,9 @@ const KNOWN_KEYS = {
     'settlementCurrency',
   ],
   executedAt: ['date', 'dateFormat', 'time', 'timeFormat'],
+  records: ['typeColumn', 'header', 'data', 'ignore', 'coverage', 'counts', 'end'],
+  recordsCoverage: ['record', 'from', 'to', 'dateFormat'],
+  recordsCount: ['record', 'position', 'since'],
   api: [
     'type',
     'mode',
@@ -154,7 +158,7 @@ export function validateReconciler(value: unknown, file: string): ReconcilerConf
   if (typeof share !== 'number' || !(share >= 0 && share <= 1))
     problems.push(`minMatchedShare must be a number from 0 to 1 (got ${JSON.stringify(share)})`);
   if (config.clockSkew !== undefined) duration(config.clockSkew, 'clockSkew', problems);
-  if (config.coverage !== undefined) coverageProblems(config.coverage, problems);
+  if (config.coverage !== undefined) coverageProblems(config.coverage, config.source, problems);
   sourceProblems(config.source, problems);
   if (isObject(config.source) && config.source.kind !== undefined)
     problems.push(...rowKindRuleProblems(config.source.kind, 'source.kind'));
@@ -200,6 +204,17 @@ function sourceProblems(source: unknown, problems: Problems): void {
     if (!isObject(source.columns)) {
       problems.push('source.columns must map report headers, such as { reference: "ORDER" }');
     } else unknownKeys(source.columns, KNOWN_KEYS.columns, 'source.columns.', problems);
+    if (isObject(source.records)) {
+      const records = source.records;
+      unknownKeys(records, KNOWN_KEYS.records, 'source.records.', problems);
+      if (isObject(records.coverage))
+        unknownKeys(records.coverage, KNOWN_KEYS.recordsCoverage, 'source.records.coverage.', problems);
+      if (Array.isArray(records.counts))
+        records.counts.forEach((count: unknown, index: number) => {
+          if (isObject(count))
+            unknownKeys(count, KNOWN_KEYS.recordsCount, `source.records.counts[${index}].`, problems);
+        });
+    }
     // The separators' rules need strings to compare.
     if (!stringsOk) return;
     // Without columns, the rest of the source is still checked (a placeholder stands in for them).
@@ -300,9 +315,17 @@ function fixedWidthProblems(source: Record<string, unknown>, problems: Problems)
   }
 }
 
-function coverageProblems(coverage: unknown, problems: Problems): void {
+function coverageProblems(coverage: unknown, source: unknown, problems: Problems): void {
   if (!isObject(coverage)) {
-    problems.push('coverage must be { from, to } or { fromFileName: { pattern } }');
+    problems.push('coverage must be { from, to }, { fromFileName: { pattern } } or { fromReport: true }');
+    return;
+  }
+  if ('fromReport' in coverage) {
+    unknownKeys(coverage, ['fromReport'], 'coverage.', problems);
+    if (coverage.fromReport !== true)
+      problems.push('coverage.fromReport must be true (leave coverage out to declare none)');
+    const problem = isObject(source) ? fromReportSourceProblem(source) : undefined;
+    if (problem) problems.push(problem);
     return;
   }
   if ('fromFileName' in coverage) {
@@ -333,6 +356,24 @@ function coverageProblems(coverage: unknown, problems: Problems): void {
     if (Number.isNaN(time))
       problems.push(`coverage.${end} must be a date or an ISO 8601 instant (got ${JSON.stringify(value)})`);
   }
+}
+
+/**
+ * `{ fromReport: true }` needs a source that reads a declaration from the report; one that cannot would
+ * leave every run without coverage, which is better said when the file is loaded. An API listing declares
+ * the window it was asked for. Sources of other types say themselves what they declare.
+ */
+function fromReportSourceProblem(source: Record<string, unknown>): string | undefined {
+  if (source.type === 'api') {
+    return 'coverage.fromReport: an API listing declares the window it was asked for; leave coverage out';
+  }
+  if (source.type === 'csv' && !(isObject(source.records) && source.records.coverage !== undefined)) {
+    return "coverage.fromReport needs source.records.coverage: the record that declares the period (such as PayPal's SH)";
+  }
+  if (source.type === 'fixedWidth' && !(isObject(source.header) && source.header.period !== undefined)) {
+    return "coverage.fromReport needs source.header.period: the header fields that declare the period (such as Cielo's Período inicial / final)";
+  }
+  return undefined;
 }
 
 function duration(value: unknown, field: string, problems: Problems): void {

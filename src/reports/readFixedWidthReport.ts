@@ -16,12 +16,6 @@ import { readHeader } from './readHeader.js';
 import { classifyRow } from './rowKind.js';
 import { type RowContext, toItem } from './toItem.js';
 
-/** The period a fixed-width file's header says the file is complete for (see FixedWidthSourceConfig.header). */
-export interface DeclaredPeriod {
-  from: Date;
-  to: Date;
-}
-
 /** One data record type, ready to read: its fields by name and the CSV row reading it (toItem). */
 interface PreparedLayout {
   type: string;
@@ -46,14 +40,14 @@ const BATCH = 256;
  * items and the latest record of each type (for `inherit`) are held: memory stays flat whatever the size.
  *
  * Structural problems throw ReportFormatError (see {@link FixedWidthSourceConfig}): the caller must apply
- * nothing of the file. The header's period is handed to `onPeriod` as soon as the header is read, before any
- * detail; a trailer's count is checked when the file ends, after every detail has been yielded, which is why
+ * nothing of the file. The header's period is the first item, a `declaration` (the coverage the report
+ * declares, used by a reconciler with `coverage: { fromReport: true }`); a trailer's count is checked when the file ends, after every detail has been yielded, which is why
  * the run stages in one transaction that the error rolls back.
  */
 export async function* readFixedWidthReportBatches(
   file: string,
   config: FixedWidthSourceConfig,
-  options: { timezone: string; onPeriod?: (period: DeclaredPeriod) => void },
+  options: { timezone: string },
 ): AsyncGenerator<ReportItem[]> {
   const problems = fixedWidthSourceProblems(config);
   if (problems.length > 0) {
@@ -112,7 +106,7 @@ class RecordReader {
     private readonly file: string,
     private readonly config: FixedWidthSourceConfig,
     private readonly layouts: Map<string, PreparedLayout>,
-    private readonly options: { timezone: string; onPeriod?: (period: DeclaredPeriod) => void },
+    private readonly options: { timezone: string },
   ) {}
 
   /** Reads every whole line of `text` into `items`; returns the unfinished rest (empty when `final`). */
@@ -181,7 +175,7 @@ class RecordReader {
             config.recordType.name,
           );
         }
-        this.header(text);
+        this.header(text, items);
         this.headerSeen = true;
         return;
       }
@@ -215,7 +209,7 @@ class RecordReader {
     }
   }
 
-  private header(text: string): void {
+  private header(text: string, items: ReportItem[]): void {
     const header = this.config.header!;
     const value = (name: string) => slice(text, header.fields.find((field) => field.name === name)!);
     for (const [name, accepted] of Object.entries(header.expect ?? {})) {
@@ -240,7 +234,10 @@ class RecordReader {
       const last = day(to);
       if (last < first) this.fail(`the header's period ends (${to}) before it starts (${from})`, to);
       // Whole days, the last one included: calendar days in the reconciler's zone (23 or 25 hours at a change).
-      this.options.onPeriod?.({ from: first.toJSDate(), to: last.plus({ days: 1 }).toJSDate() });
+      items.push({
+        kind: 'declaration',
+        coverage: { line: this.line, from: first.toJSDate(), to: last.plus({ days: 1 }).toJSDate() },
+      });
     }
   }
 

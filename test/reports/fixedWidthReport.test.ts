@@ -94,6 +94,15 @@ describe('fixed-width reports (Cielo EDI, 250 positions)', () => {
       [14, 'ignored', null, null, null],
       [15, 'ignored', null, '000000', null],
     ]);
+    // The header's period, 30 November in São Paulo, the last day included, comes first.
+    expect(items[0]).to.deep.equal({
+      kind: 'declaration',
+      coverage: {
+        line: 1,
+        from: new Date('2026-11-30T03:00:00.000Z'),
+        to: new Date('2026-12-01T03:00:00.000Z'),
+      },
+    });
     const sale = rows(items)[1]!;
     // Data da venda 20261130 and Hora da transação 100012, São Paulo time (UTC-3).
     expect(sale.executedAt?.toISOString()).to.equal('2026-11-30T13:00:12.000Z');
@@ -246,6 +255,15 @@ describe('fixed-width reports (Cielo EDI, 250 positions)', () => {
     expect(found).to.deep.include({ line: 3, field: 'Data da venda/ajuste + Hora da transação' });
   });
 
+  it('a header period that is no date, or that ends before it starts, fails the file', async () => {
+    const bad = fixtureRecords();
+    bad[0] = overwrite(bad[0]!, 20, '20261131');
+    expect((await failure(write(bad))).field).to.equal('Período inicial');
+    const backwards = fixtureRecords();
+    backwards[0] = overwrite(backwards[0]!, 20, '20261201');
+    expect((await failure(write(backwards))).message).to.include("the header's period ends");
+  });
+
   it('names a configuration problem with its setting', () => {
     const broken: FixedWidthSourceConfig = {
       ...SOURCE,
@@ -290,7 +308,7 @@ describe('fixed-width reports (Cielo EDI, 250 positions)', () => {
       largest = Math.max(largest, batch.length);
       peak = Math.max(peak, process.memoryUsage().heapUsed);
     }
-    expect(seen).to.equal(200_001);
+    expect(seen).to.equal(200_002); // the header's declaration, the RO and 200,000 sales
     expect(largest).to.be.at.most(256);
     // 50 MB of records; what is held at once is a chunk and a batch, far below the file's size.
     expect(peak - before).to.be.below(40 * 1024 * 1024);

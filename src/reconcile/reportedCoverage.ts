@@ -1,0 +1,28 @@
+import type { ReportedCoverage } from '../reports/partnerRow.js';
+
+/**
+ * What the coverage declarations a report made in its own contents say together (ReportItem `declaration`,
+ * e.g. one per PayPal section): the period EVERY one of them covers. A file with two sections complete for
+ * two different days is complete for neither day as a whole (each section may be another account), so the
+ * run may prove absence only where all of them agree; disjoint declarations leave an empty period (`from`
+ * after `to`), which proves nothing.
+ */
+export interface ReportedPeriod {
+  from: Date;
+  to: Date;
+  /** How many declarations the report made. */
+  declarations: number;
+}
+
+/** {@link ReportedPeriod} with one more declaration folded in; the first one starts it. */
+export function foldDeclaration(
+  current: ReportedPeriod | undefined,
+  declaration: ReportedCoverage,
+): ReportedPeriod {
+  if (!current) return { from: declaration.from, to: declaration.to, declarations: 1 };
+  return {
+    from: declaration.from > current.from ? declaration.from : current.from,
+    to: declaration.to < current.to ? declaration.to : current.to,
+    declarations: current.declarations + 1,
+  };
+}
