@@ -129,6 +129,37 @@ describe('shipped partner: cielo (Extrato Eletrônico, sales file)', () => {
     expect(await discrepanciesOf(fx.sql, partner)).to.have.length(3);
   });
 
+  it("a sale dated outside the header's period is rejected naming the date and time fields, and proves nothing about its intent", async () => {
+    const { readFileSync, writeFileSync } = await import('node:fs');
+    const partner = partnerName('cielo');
+    const early = await stuck(partner, 'order-3001', '25.00', '2026-11-30T13:00:00Z');
+    const absent = await stuck(partner, 'order-3004', '10.00', '2026-11-30T13:20:00Z');
+    // A row of the file matches an intent: the file plausibly is this partner's (judgePlausibility.ts).
+    await stuck(partner, 'order-3002', '40.00', '2026-11-30T13:04:50Z');
+    const records = readFileSync(FIXTURE, 'latin1').split('\r\n');
+    // The first sale (line 3) dated 29 November, the day before the period the header declares.
+    records[2] = `${records[2]!.slice(0, 37)}20261129${records[2]!.slice(45)}`;
+    // Without its cancellation (line 10), so that only the rejected row speaks for order-3001.
+    records.splice(9, 1);
+    records[records.length - 2] = `9${'13'.padStart(11, '0')}${records[records.length - 2]!.slice(12)}`;
+    const file = join(fx.dir, 'CIELO03_early_sale.txt');
+    writeFileSync(file, records.join('\r\n'), 'latin1');
+    const reconciler = {
+      ...config(partner),
+      maxRejectedRatio: 0.1,
+      source: { ...(cielo.source as FixedWidthSourceConfig), path: file },
+    };
+    const [report] = await reconcile({ pool: fx.sql, reconciler, file });
+    expect(report.status, `error: ${report.error}`).to.equal('succeeded');
+    expect(report.rejected.map((r) => [r.line, r.field])).to.deep.equal([
+      [3, 'Data da venda/ajuste + Hora da transação'],
+    ]);
+    expect(report.rejected[0]!.reason).to.match(/outside the period the report declares/);
+    // The partner still says it sold order-3001: not proven absent. order-3004 is, as before.
+    expect((await intentRow(fx.sql, early)).status).to.equal('unknown');
+    expect((await intentRow(fx.sql, absent)).status).to.equal('not_executed');
+  });
+
   it('a file cut before its trailer fails and applies nothing: no intent is proven absent', async () => {
     const { readFileSync, writeFileSync } = await import('node:fs');
     const partner = partnerName('cielo');
