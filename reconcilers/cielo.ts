@@ -29,9 +29,10 @@ import type { RowKind } from '../src/reports/rowKind.js';
  *   da transação (183-188, `HHmmss`, zeros on records that are not the original sale), in São Paulo time.
  * - Row kinds (see `cvKind`): a CV with a Motivo da rejeição (64-66, Tabela VIII) is a failed try; under a
  *   sale RO (01) it is an execution (installment 02 and later of a plan are the same sale again: ignored);
- *   under an adjustment RO (02 / 03) origins 17 (cancelamento da venda), 28 (chargeback: contestação do
- *   portador) and 33 (estorno de cancelamento) are reversals, the other origins of Tabela V (fees, rent,
- *   corrections) are ignored; Plano Cielo (04) and reagendamento (05) are ignored. Any other value is
+ *   under an adjustment RO (02 / 03) origins 17 (cancelamento da venda) and 28 (chargeback: contestação do
+ *   portador) are reversals, and so are those undoing them (22 and 24: a cancellation returned or refused, 23:
+ *   a dispute credited back, 33: estorno de cancelamento), as Adyen's ChargebackReversed is; the other origins
+ *   of Tabela V (fees, rent, corrections) are ignored; Plano Cielo (04) and reagendamento (05) are ignored. Any other value is
  *   rejected, never guessed. Record types other than 0, 1, 2 and 9 (Cielo suggests skipping them) are
  *   rejected too: they may be sales in a layout this file does not know, and then nothing is proven absent.
  *
@@ -91,8 +92,11 @@ const REJECTION_REASONS = new Set([
   '145',
 ]);
 
-/** Tabela V, Origem do ajuste: the codes that reverse a sale; the table's others (1 to 38) are fees and corrections. */
-const REVERSING_ADJUSTMENTS = new Set([17, 28, 33]);
+/**
+ * Tabela V, Origem do ajuste: the codes that reverse a sale (cancellation 17, chargeback 28) or undo such a
+ * reversal (22, 23, 24, 33); the table's others (1 to 38) are fees, rent and corrections.
+ */
+const REVERSING_ADJUSTMENTS = new Set([17, 22, 23, 24, 28, 33]);
 
 /** What a CV says happened, from its RO's Tipo de Transação and Origem do ajuste and its own rejection and installment. */
 function cvKind(values: Readonly<Record<string, string>>): RowKind | undefined {
