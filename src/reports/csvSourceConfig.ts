@@ -1,4 +1,5 @@
 import { type AmountConvention, amountConventionProblems } from './amountConvention.js';
+import { type RecordLayout, recordLayoutProblems } from './recordLayout.js';
 import { type RowKindRule, rowKindRuleProblems } from './rowKind.js';
 
 /**
@@ -107,6 +108,12 @@ export interface CsvSourceConfig {
    * @default undefined (major units, the amount column carries its own sign)
    */
   amount?: AmountConvention;
+  /**
+   * Records of several types told apart by a record-type column: the header from one type, rows from
+   * others, preamble, section headers, counts and footers around them (see {@link RecordLayout}).
+   * @default undefined (the first record is the header, every other one a row)
+   */
+  records?: RecordLayout;
 }
 
 /** Our field names, in the order a row's fields are checked and reported. */
@@ -139,6 +146,8 @@ export interface ResolvedCsvSourceConfig {
   kind: RowKindRule | undefined;
   /** How amounts are written, when the config says more than the separators. */
   amount: AmountConvention | undefined;
+  /** The record types, when the file has several. */
+  records: RecordLayout | undefined;
 }
 
 const ENCODINGS = ['utf8', 'latin1', 'windows-1252'] as const;
@@ -233,6 +242,7 @@ function resolveParts(config: CsvSourceConfig): { problems: string[]; resolved: 
   }
   if (config.kind !== undefined) problems.push(...rowKindRuleProblems(config.kind, 'kind'));
   problems.push(...amountConventionProblems(config.amount, 'amount'));
+  problems.push(...recordLayoutProblems(config.records, 'records'));
   if (config.amount?.debitCredit && columns.amount !== undefined) {
     problems.push('columns.amount and amount.debitCredit both say where the amount is: keep one');
   }
@@ -251,6 +261,7 @@ function resolveParts(config: CsvSourceConfig): { problems: string[]; resolved: 
       currencyConstant,
       kind: config.kind,
       amount: config.amount,
+      records: config.records,
     },
   };
 }

@@ -33,6 +33,12 @@ describe('shipped partners through the CLI (--file)', () => {
       rowsByKind: { execution: 5, reversal: 2, failed: 0, ignored: 1 },
       orphans: 5,
     },
+    {
+      partner: 'paypal',
+      file: join(FIXTURES, 'paypal/STL-20261130.01.009.CSV'),
+      rowsByKind: { execution: 5, reversal: 3, failed: 0, ignored: 2 },
+      orphans: 5,
+    },
   ];
   for (const entry of cases) {
     it(`${entry.partner}: reads its fixture, counts rows by kind, and (no intents here) flags only executions as orphans`, async () => {
