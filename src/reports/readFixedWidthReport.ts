@@ -2,7 +2,6 @@ import iconv from 'iconv-lite';
 import { DateTime, Info } from 'luxon';
 import { resolveCsvSourceConfig } from './csvSourceConfig.js';
 import { ReportFormatError } from './errors/ReportFormatError.js';
-import { FileChunks } from './fileChunks.js';
 import {
   asCsvConfig,
   executedAtName,
@@ -11,6 +10,7 @@ import {
   type FixedWidthSourceConfig,
   fixedWidthSourceProblems,
 } from './fixedWidthSourceConfig.js';
+import { openReportFile } from './openReportFile.js';
 import type { ReportItem } from './partnerRow.js';
 import { readHeader } from './readHeader.js';
 import { classifyRow } from './rowKind.js';
@@ -34,7 +34,7 @@ const BATCH = 256;
 
 /**
  * Streams a fixed-width report as parsed rows and rejections, in file order, the way readCsvReportBatches
- * streams a CSV one: the file is read a 64 KiB chunk at a time and split into lines, and each record is sliced
+ * streams a CSV one: the file (gzipped or not) is read a 64 KiB chunk at a time and split into lines, and each record is sliced
  * by position into its spec's named fields, which are then checked exactly like a CSV row's cells (toItem.ts:
  * the same rejections, amount conventions, row kinds and time parsing). Only the current chunk, one batch of
  * items and the latest record of each type (for `inherit`) are held: memory stays flat whatever the size.
@@ -61,7 +61,8 @@ export async function* readFixedWidthReportBatches(
     layouts.set(type, prepare(file, config, type, layout, options.timezone));
   }
   const reader = new RecordReader(file, config, layouts, options);
-  const source = new FileChunks(file);
+  // A gzipped file is decompressed as it is read (openReportFile), a chunk at a time like a plain one.
+  const source = openReportFile(file);
   const encoding = config.encoding ?? 'latin1';
   // Latin-1 maps every byte to one character natively (see readCsvReport's decodedText).
   const decoder: { write(chunk: Buffer): string; end(): string | undefined } =

@@ -122,6 +122,17 @@ describe('fixed-width reports (Cielo EDI, 250 positions)', () => {
     expect(rows(await read(cr))).to.have.length(14);
   });
 
+  it('reads a gzipped file as it streams, and fails a cut one', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const whole = gzipSync(fs.readFileSync(FIXTURE));
+    const file = path.join(dir, 'cielo.txt.gz');
+    fs.writeFileSync(file, whole);
+    expect(rows(await read(file))).to.have.length(14);
+    const cut = path.join(dir, 'cielo-cut.txt.gz');
+    fs.writeFileSync(cut, whole.subarray(0, whole.length - 40));
+    await failure(cut);
+  });
+
   it('a record of the wrong length fails the file, naming its line', async () => {
     const records = fixtureRecords();
     records[SALE_LINE - 1] = records[SALE_LINE - 1]!.slice(0, 249);
