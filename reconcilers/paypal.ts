@@ -17,7 +17,8 @@ import type { RowKind } from '../src/reports/rowKind.js';
  *   which ties it to the execution it reverses.
  * - Amounts are unsigned, in the currency's minor units (`10000` is 100.00 USD and 10000 JPY), with the
  *   direction in `Transaction Debit or Credit` (`CR` money in, `DR` money out): `Gross Transaction Amount` in
- *   `Gross Transaction Currency`. Fees are in their own columns of the same row and are not compared.
+ *   `Gross Transaction Currency`. Fees are in their own columns of the same row and are not compared. A row
+ *   is dated by its `Transaction Completion Date`.
  * - Row kinds from `Transaction Event Code` and the direction (see {@link paypalRowKind}): a payment
  *   received (T00nn, CR) is an execution; refunds, payment reversals, chargebacks and their reversals are
  *   reversals; fees, currency conversions, bank deposits and withdrawals, holds, authorizations, payments we
@@ -67,7 +68,10 @@ export default defineReconciler({
       partnerReference: 'Transaction ID',
       amount: 'Gross Transaction Amount',
       currency: 'Gross Transaction Currency',
-      executedAt: 'Transaction Initiation Date',
+      // The completion date, not the initiation date: the report lists what settled in its SH period, and a
+      // payment initiated just before midnight and completed after it is in the next day's file. Dated by
+      // its initiation it would fall outside that file's period and be rejected.
+      executedAt: 'Transaction Completion Date',
     },
     amount: {
       units: 'minor',

@@ -21,8 +21,8 @@ export function foldDeclaration(
 ): ReportedPeriod {
   if (!current) return { from: declaration.from, to: declaration.to, declarations: 1 };
   return {
-    from: declaration.from > current.from ? declaration.from : current.from,
-    to: declaration.to < current.to ? declaration.to : current.to,
+    from: new Date(Math.max(declaration.from.getTime(), current.from.getTime())),
+    to: new Date(Math.min(declaration.to.getTime(), current.to.getTime())),
     declarations: current.declarations + 1,
   };
 }

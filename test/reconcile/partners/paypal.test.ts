@@ -48,7 +48,7 @@ describe('shipped partner: paypal (Settlement Report, STL)', () => {
     return id;
   }
 
-  /** The fixture's intents; Initiation Dates are Pacific time (PST, UTC-8): 09:15:02 -0800 is 17:15:02 UTC. */
+  /** The fixture's intents; its dates are Pacific time (PST, UTC-8): 09:15:02 -0800 is 17:15:02 UTC. */
   async function intents(partner: string) {
     return {
       paid: await stuck(partner, 'order-2001', '25.00', '2026-11-30T17:15:00Z'),
@@ -152,6 +152,34 @@ describe('shipped partner: paypal (Settlement Report, STL)', () => {
       duplicate_execution: 1,
       orphan_partner_record: 1,
     });
+  });
+
+  it('a payment initiated the day before and completed in the period is dated by its completion, so it is read', async () => {
+    const partner = partnerName('paypal');
+    const ids = await intents(partner);
+    // order-2001's Initiation Date moves to 23:59 the previous day; its Completion Date stays 09:15:02.
+    const file = variant('STL-20261130.11.009.CSV', (lines) =>
+      lines.map((line) =>
+        line.includes('"1AB00000000000001","order-2001"')
+          ? line.replace('2026/11/30 09:15:02 -0800', '2026/11/29 23:59:00 -0800')
+          : line,
+      ),
+    );
+    const [report] = await reconcile({ pool: fx.sql, reconciler: config(partner, file), file });
+    expect(report.status, `error: ${report.error}`).to.equal('succeeded');
+    expect(report.rowsRejected).to.equal(0);
+    expect(await intentRow(fx.sql, ids.paid)).to.deep.include({ status: 'completed' });
+  });
+
+  it('a file that starts with a UTF-8 byte order mark (PayPal notes one since 9.0.3) reads the same', async () => {
+    const partner = partnerName('paypal');
+    const ids = await intents(partner);
+    const file = join(fx.dir, 'STL-20261130.10.009.CSV');
+    writeFileSync(file, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), readFileSync(FIXTURE)]));
+    const [report] = await reconcile({ pool: fx.sql, reconciler: config(partner, file), file });
+    expect(report.status, `error: ${report.error}`).to.equal('succeeded');
+    expect(report.resolved).to.deep.equal({ completed: 3, notExecuted: 1 });
+    expect((await intentRow(fx.sql, ids.notInReport)).status).to.equal('not_executed');
   });
 
   describe('a report whose layout is broken applies nothing, or proves nothing absent', () => {
@@ -300,6 +328,31 @@ describe('shipped partner: paypal (Settlement Report, STL)', () => {
       );
       expect(report.resolved).to.deep.equal({ completed: 3, notExecuted: 0 });
       expect((await intentRow(fx.sql, ids.notInReport)).status).to.equal('unknown');
+    });
+
+    it('two sections whose periods overlap cover only what both declare', async () => {
+      const partner = partnerName('paypal');
+      const ids = await intents(partner);
+      const file = variant('STL-20261130.12.009.CSV', (lines) => {
+        const sc = lines.indexOf('"SC",10');
+        const morning = [
+          '"SH",2026/11/30 00:00:00 -0800,2026/11/30 12:00:00 -0800,"MERCHANT0002",""',
+          lines[3]!,
+          lines[4]!.replaceAll('1AB00000000000001', '1AB00000000000011').replace('order-2001', 'order-2011'),
+          '"SC",1',
+        ];
+        const changed = [...lines.slice(0, sc + 1), ...morning, ...lines.slice(sc + 1)];
+        return changed.map((line) => (line === '"FF",10' ? '"FF",11' : line));
+      });
+      const [report] = await reconcile({ pool: fx.sql, reconciler: config(partner, file), file });
+      expect(report.status, `error: ${report.error}`).to.equal('succeeded');
+      // The whole day and its first half: the first half (08:00Z to 20:00Z).
+      expect(report.coverage).to.deep.equal({
+        from: new Date('2026-11-30T08:00:00Z'),
+        to: new Date('2026-11-30T20:00:00Z'),
+      });
+      // Started 19:00Z, plus the hour of settlement lag: still inside.
+      expect((await intentRow(fx.sql, ids.notInReport)).status).to.equal('not_executed');
     });
 
     it('an unknown T-code is a rejected row naming the code, never a guessed kind', async () => {
