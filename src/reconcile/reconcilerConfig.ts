@@ -1,5 +1,6 @@
 import type { ApiSourceConfig } from '../reports/apiSourceConfig.js';
 import type { CsvSourceConfig } from '../reports/csvSourceConfig.js';
+import type { FixedWidthSourceConfig } from '../reports/fixedWidthSourceConfig.js';
 import type { Duration } from '../shared/duration.js';
 
 /** How partner rows are paired with intents. */
@@ -98,7 +99,7 @@ export interface ReconcilerConfig {
    */
   clockSkew?: Duration;
   /** Where the partner's report comes from. */
-  source: CsvSourceConfig | ReconcilerApiSource;
+  source: CsvSourceConfig | FixedWidthSourceConfig | ReconcilerApiSource;
 }
 
 /**

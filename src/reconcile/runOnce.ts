@@ -57,7 +57,10 @@ export interface RunContext {
   abandonAfterMs: number;
 }
 
-/** One report to reconcile: a CSV file, or the partner's API (listing or lookups, per the settings). */
+/**
+ * One report to reconcile: a file (`csv`: a CSV or a fixed-width file, per the source), or the partner's API
+ * (listing or lookups, per the settings).
+ */
 export type RunTarget = { type: 'csv'; file: string } | { type: 'api' };
 
 /**

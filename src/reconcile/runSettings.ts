@@ -1,5 +1,6 @@
 import Decimal from 'decimal.js';
 import type { CsvSourceConfig } from '../reports/csvSourceConfig.js';
+import type { FixedWidthSourceConfig } from '../reports/fixedWidthSourceConfig.js';
 import { toMilliseconds } from '../shared/duration.js';
 import type { CoverageDeclaration, ReconcilerApiSource, ReconcilerConfig } from './reconcilerConfig.js';
 
@@ -41,6 +42,7 @@ export interface RunSettings {
   clockSkewMs: number;
   source:
     | { type: 'csv'; config: CsvSourceConfig }
+    | { type: 'fixedWidth'; config: FixedWidthSourceConfig }
     | { type: 'api'; mode: 'listing' | 'lookup'; config: ReconcilerApiSource };
 }
 
@@ -102,6 +104,8 @@ export function resolveRunSettings(config: ReconcilerConfig): RunSettings {
   let resolvedSource: RunSettings['source'];
   if (source?.type === 'csv') {
     resolvedSource = { type: 'csv', config: source };
+  } else if (source?.type === 'fixedWidth') {
+    resolvedSource = { type: 'fixedWidth', config: source };
   } else if (source?.type === 'api') {
     const mode = source.mode ?? (source.lookup && !source.path ? 'lookup' : 'listing');
     if (mode !== 'listing' && mode !== 'lookup') {
@@ -114,7 +118,7 @@ export function resolveRunSettings(config: ReconcilerConfig): RunSettings {
     // Lookups ask about one reference: the answer is paired on it, whatever the rule for listings.
     if (mode === 'lookup') match = { by: 'reference' };
   } else {
-    throw new TypeError(`${where}: source.type must be "csv" or "api"`);
+    throw new TypeError(`${where}: source.type must be "csv", "fixedWidth" or "api"`);
   }
 
   return {

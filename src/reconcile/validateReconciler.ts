@@ -1,5 +1,6 @@
 import { validate as validCron } from 'node-cron';
 import { CSV_FIELDS, type CsvSourceConfig, csvSourceProblems } from '../reports/csvSourceConfig.js';
+import { type FixedWidthSourceConfig, fixedWidthSourceProblems } from '../reports/fixedWidthSourceConfig.js';
 import { rowKindRuleProblems } from '../reports/rowKind.js';
 import { toMilliseconds } from '../shared/duration.js';
 import { closestName } from './closestName.js';
@@ -41,6 +42,20 @@ const KNOWN_KEYS = {
     'amount',
     'records',
   ],
+  fixedWidth: ['type', 'path', 'encoding', 'recordLength', 'recordType', 'header', 'trailer', 'records'],
+  fixedWidthRecord: ['fields', 'ignored', 'inherit', 'columns', 'executedAt', 'kind', 'amount'],
+  fixedWidthHeader: ['type', 'fields', 'period', 'expect'],
+  fixedWidthTrailer: ['type', 'count'],
+  fixedWidthField: ['name', 'start', 'length', 'impliedDecimals'],
+  fixedWidthColumns: [
+    'reference',
+    'partnerReference',
+    'amount',
+    'currency',
+    'settlementAmount',
+    'settlementCurrency',
+  ],
+  executedAt: ['date', 'dateFormat', 'time', 'timeFormat'],
   records: ['typeColumn', 'header', 'data', 'ignore', 'coverage', 'counts', 'end'],
   recordsCoverage: ['record', 'from', 'to', 'dateFormat'],
   recordsCount: ['record', 'position', 'since'],
@@ -67,7 +82,9 @@ const KNOWN_KEYS = {
     'dateFormat',
     'amountMayBeMissing',
   ],
-  fields: [...CSV_FIELDS],
+  columns: [...CSV_FIELDS],
+  // A listing's items carry their own offsets: a time-zone field is a CSV column only.
+  fields: CSV_FIELDS.filter((field) => field !== 'timeZone'),
   auth: ['header', 'env', 'scheme', 'basic'],
   basic: ['usernameEnv', 'passwordEnv'],
   window: ['fromParam', 'toParam', 'format'],
@@ -158,8 +175,12 @@ export function validateReconciler(value: unknown, file: string): ReconcilerConf
 }
 
 function sourceProblems(source: unknown, problems: Problems): void {
-  if (!isObject(source) || (source.type !== 'csv' && source.type !== 'api')) {
-    problems.push('source.type must be "csv" or "api"');
+  if (!isObject(source) || !['csv', 'fixedWidth', 'api'].includes(source.type as string)) {
+    problems.push('source.type must be "csv", "fixedWidth" or "api"');
+    return;
+  }
+  if (source.type === 'fixedWidth') {
+    fixedWidthProblems(source, problems);
     return;
   }
   if (source.type === 'csv') {
@@ -182,7 +203,7 @@ function sourceProblems(source: unknown, problems: Problems): void {
     }
     if (!isObject(source.columns)) {
       problems.push('source.columns must map report headers, such as { reference: "ORDER" }');
-    } else unknownKeys(source.columns, KNOWN_KEYS.fields, 'source.columns.', problems);
+    } else unknownKeys(source.columns, KNOWN_KEYS.columns, 'source.columns.', problems);
     if (isObject(source.records)) {
       const records = source.records;
       unknownKeys(records, KNOWN_KEYS.records, 'source.records.', problems);
@@ -248,6 +269,52 @@ function sourceProblems(source: unknown, problems: Problems): void {
   }
 }
 
+/** A fixed-width source: unknown keys at every level, then what fixedWidthSourceProblems finds. */
+function fixedWidthProblems(source: Record<string, unknown>, problems: Problems): void {
+  unknownKeys(source, KNOWN_KEYS.fixedWidth, 'source.', problems);
+  if (typeof source.path !== 'string' || source.path.trim() === '')
+    problems.push('source.path must be a file path or glob such as "reports/cielo/*.txt"');
+  const fields = (list: unknown, where: string) => {
+    if (!Array.isArray(list)) return;
+    list.forEach((field, index) => {
+      if (isObject(field)) unknownKeys(field, KNOWN_KEYS.fixedWidthField, `${where}[${index}].`, problems);
+    });
+  };
+  if (isObject(source.recordType))
+    unknownKeys(source.recordType, ['name', 'start', 'length'], 'source.recordType.', problems);
+  if (isObject(source.header)) {
+    unknownKeys(source.header, KNOWN_KEYS.fixedWidthHeader, 'source.header.', problems);
+    fields(source.header.fields, 'source.header.fields');
+  }
+  if (isObject(source.trailer)) {
+    unknownKeys(source.trailer, KNOWN_KEYS.fixedWidthTrailer, 'source.trailer.', problems);
+    if (isObject(source.trailer.count))
+      unknownKeys(source.trailer.count, KNOWN_KEYS.fixedWidthField, 'source.trailer.count.', problems);
+  }
+  if (isObject(source.records)) {
+    for (const [type, layout] of Object.entries(source.records)) {
+      const where = `source.records[${JSON.stringify(type)}]`;
+      if (!isObject(layout)) continue;
+      unknownKeys(layout, KNOWN_KEYS.fixedWidthRecord, `${where}.`, problems);
+      fields(layout.fields, `${where}.fields`);
+      if (isObject(layout.columns))
+        unknownKeys(layout.columns, KNOWN_KEYS.fixedWidthColumns, `${where}.columns.`, problems);
+      if (isObject(layout.executedAt))
+        unknownKeys(layout.executedAt, KNOWN_KEYS.executedAt, `${where}.executedAt.`, problems);
+    }
+  }
+  try {
+    problems.push(
+      ...fixedWidthSourceProblems(source as unknown as FixedWidthSourceConfig).map(
+        (problem) => `source.${problem}`,
+      ),
+    );
+  } catch (error) {
+    // A shape so far off that the checks themselves cannot walk it: the keys named above say why.
+    problems.push(`source: ${(error as Error).message}`);
+  }
+}
+
 function coverageProblems(coverage: unknown, source: unknown, problems: Problems): void {
   if (!isObject(coverage)) {
     problems.push('coverage must be { from, to }, { fromFileName: { pattern } } or { fromReport: true }');
@@ -302,6 +369,9 @@ function fromReportSourceProblem(source: Record<string, unknown>): string | unde
   }
   if (source.type === 'csv' && !(isObject(source.records) && source.records.coverage !== undefined)) {
     return "coverage.fromReport needs source.records.coverage: the record that declares the period (such as PayPal's SH)";
+  }
+  if (source.type === 'fixedWidth' && !(isObject(source.header) && source.header.period !== undefined)) {
+    return "coverage.fromReport needs source.header.period: the header fields that declare the period (such as Cielo's Período inicial / final)";
   }
   return undefined;
 }

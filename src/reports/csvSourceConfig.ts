@@ -79,6 +79,14 @@ export interface CsvSourceConfig {
      */
     executedAt?: string;
     /**
+     * Column naming the time zone each row's execution time is written in (Adyen's `TimeZone`): an
+     * abbreviation with one meaning (`CET`, `CEST`: its fixed offset, which tells apart the two occurrences of
+     * the hour repeated when summer time ends) or an IANA name (`Europe/Amsterdam`). A row whose zone is empty,
+     * unknown or ambiguous (`IST`, `CST`) is rejected. See src/reports/rowTimeZone.ts.
+     * @default undefined (times without an offset are read in the reconciler's `timezone`)
+     */
+    timeZone?: string;
+    /**
      * The report's other amount for the row, kept beside it as evidence and never compared: e.g. the
      * settlement amount (after currency conversion) when `amount` is the presentment amount the customer
      * was charged. Read with the same separators, in major units.
@@ -115,6 +123,7 @@ export const CSV_FIELDS = [
   'amount',
   'currency',
   'executedAt',
+  'timeZone',
   'settlementAmount',
   'settlementCurrency',
 ] as const;
@@ -228,6 +237,9 @@ function resolveParts(config: CsvSourceConfig): { problems: string[]; resolved: 
     problems.push('columns must map reference or partnerReference, or rows cannot be matched to intents');
   }
 
+  if (columns.timeZone !== undefined && columns.executedAt === undefined) {
+    problems.push('columns.timeZone names the zone of columns.executedAt, which is not mapped');
+  }
   if (config.kind !== undefined) problems.push(...rowKindRuleProblems(config.kind, 'kind'));
   problems.push(...amountConventionProblems(config.amount, 'amount'));
   problems.push(...recordLayoutProblems(config.records, 'records'));

@@ -33,6 +33,7 @@ import {
   adyenReconciler,
   apiReconciler,
   BAD_REPORTS,
+  cieloReconciler,
   type Dialect,
   escapeRegExp,
   paypalReconciler,
@@ -101,6 +102,96 @@ const oneOfThree = (field: string, reason: RegExp, line = 3): Outcome => ({
   error: threshold(1, 3, 0.01),
   rejected: [{ line, field, reason }],
 });
+
+/**
+ * Malformed versions of a fixed-width layout (reconcilers/cielo.ts): every structural problem fails the file
+ * and applies nothing, a bad field is a rejected row naming the spec's field. Records: header, a sales RO,
+ * three sales (lines 3-5, order-1001..1003, 10.00 BRL on 10 March 2025 at 07:31-07:33 São Paulo), trailer.
+ */
+const CIELO_CORPUS: CorpusEntry[] = [
+  {
+    file: 'cielo-sales.txt',
+    dialect: 'cielo',
+    broken: 'nothing: a header for 10 March 2025, a sales RO, three sales, the trailer counting 4',
+    expect: { run: 'succeeded', settles: ALL_COMPLETED },
+    rowsRead: 4,
+    check: async ({ report }) => {
+      expect(report.rowsByKind).to.deep.equal({ execution: 3, reversal: 0, failed: 0, ignored: 1 });
+      expect(report.coverage).to.deep.equal({
+        from: new Date('2025-03-10T03:00:00Z'),
+        to: new Date('2025-03-11T03:00:00Z'),
+      });
+    },
+  },
+  {
+    file: 'cielo-short-record.txt',
+    dialect: 'cielo',
+    broken: 'a sale record of 249 characters (the layout has 250)',
+    expect: {
+      run: 'failed',
+      error: /^FILE: line 4: record is 249 characters long, the layout's records are 250 /,
+    },
+  },
+  {
+    file: 'cielo-unknown-record-type.txt',
+    dialect: 'cielo',
+    broken: 'a record of type `7`, which the sales layout does not have (the trailer counts it)',
+    expect: {
+      run: 'failed',
+      error: threshold(1, 5, 0.01),
+      rejected: [
+        { line: 6, field: 'Tipo de registro', reason: /^"7" is not a known record type \(known: 1, 2\)/ },
+      ],
+    },
+  },
+  {
+    file: 'cielo-trailer-count.txt',
+    dialect: 'cielo',
+    broken: 'a trailer counting 5 records where 4 are',
+    expect: {
+      run: 'failed',
+      error: /^FILE: line 6: the trailer counts 5 records \(Total de registro\) but 4 were read/,
+    },
+  },
+  {
+    file: 'cielo-no-trailer.txt',
+    dialect: 'cielo',
+    broken: 'no trailer: the file was cut after its last sale',
+    expect: { run: 'failed', error: /^FILE: the file ends at line 5 without its trailer record \(type 9\)/ },
+  },
+  {
+    file: 'cielo-bad-implied-decimal.txt',
+    dialect: 'cielo',
+    broken: 'a value `000000000010,` where 13 digits with 2 implied decimals belong',
+    expect: {
+      run: 'failed',
+      error: threshold(1, 4, 0.01),
+      rejected: [
+        {
+          line: 3,
+          field: 'Valor da compra ou valor da parcela',
+          reason: /^"000000000010," is not 13 digits with 2 implied decimals$/,
+        },
+      ],
+    },
+  },
+  {
+    file: 'cielo-bad-sign.txt',
+    dialect: 'cielo',
+    broken: 'a blank sign position',
+    expect: {
+      run: 'failed',
+      error: threshold(1, 4, 0.01),
+      rejected: [
+        {
+          line: 4,
+          field: 'Sinal do valor da compra ou valor da parcela',
+          reason: /^"" is not a known debit\/credit indicator \(known: -, \+\)$/,
+        },
+      ],
+    },
+  },
+];
 
 const MANIFEST: CorpusEntry[] = [
   // ---- whole-file problems: the run fails, naming the file (and the line or the column) -------------
@@ -515,6 +606,22 @@ const MANIFEST: CorpusEntry[] = [
     },
   },
   {
+    file: 'adyen-ambiguous-timezone.csv',
+    dialect: 'adyen',
+    broken: 'a row whose `TimeZone` is `IST` (India, Ireland or Israel: three offsets)',
+    expect: {
+      run: 'failed',
+      error: threshold(1, 3, 0),
+      rejected: [
+        {
+          line: 3,
+          field: 'TimeZone',
+          reason: /^"IST" is not a time-zone abbreviation with one meaning \(known: UTC, GMT, /,
+        },
+      ],
+    },
+  },
+  {
     file: 'adyen-both-gross-columns.csv',
     dialect: 'adyen',
     broken: 'a row with an amount in both `Gross Debit (GC)` and `Gross Credit (GC)`',
@@ -829,6 +936,7 @@ const MANIFEST: CorpusEntry[] = [
       ]);
     },
   },
+  ...CIELO_CORPUS,
 ];
 
 const CSV_HEADER = 'PEDIDO;NSU;VALOR;MOEDA;DATA;BANDEIRA';
@@ -994,6 +1102,7 @@ describe('faults: bad input (a corpus of broken partner reports and API answers)
     if (entry.dialect === 'utf8') return utf8Reconciler(partner);
     if (entry.dialect === 'adyen') return adyenReconciler(partner);
     if (entry.dialect === 'paypal') return paypalReconciler(partner);
+    if (entry.dialect === 'cielo') return cieloReconciler(partner);
     // The corpus's items are dated 10 March 2025: the listing is asked for (and declares) that month, so its
     // rows are judged for what they hold, not for lying outside the window.
     return {
