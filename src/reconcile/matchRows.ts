@@ -1,4 +1,5 @@
 import type { Queryable } from '../database/queryable.js';
+import { probeOrJoin, probesTable } from './probeOrJoin.js';
 
 /** What matching made of a report: rows given to one intent, and rows that could be several intents'. */
 export interface MatchOutcome {
@@ -61,6 +62,11 @@ function candidateColumns(executedAt: string, skew: string): string {
  * (see {@link DECIDE} for which intent a row goes to). Runs before identifyRows, which writes each row's
  * intent into `rec_report` (see prepareReport). An equality join on the intents' (partner, reference) or
  * (partner, partner_reference) index, then one window over the candidates of each row.
+ *
+ * Its plan: one index probe per row when the report is small beside the ledger's intents, a join when they
+ * are of a size ({@link probesTable}). Left to the planner, it hashed every intent of the partner, history
+ * included, for a 100,000-row report: a run's cost then grew with the ledger's age (docs/PERFORMANCE.md,
+ * "Cost independent of history").
  */
 export async function matchStagedRows(
   db: Queryable,
@@ -69,12 +75,23 @@ export async function matchStagedRows(
   clockSkewMs: number,
 ): Promise<MatchOutcome> {
   const column = by === 'reference' ? 'reference' : 'partner_reference';
+  // Autovacuum never analyzes temp tables: without this the planner guesses the report's size from its
+  // pages, and whether to probe intents' index once per row or hash the partner's intents hinges on it.
+  await db.query('ANALYZE rec_staged');
+  const probe = await probesTable(db, 'intents', 'rec_staged');
+  const intents = probeOrJoin(
+    probe,
+    'intents',
+    'i',
+    ['id', 'partner_reference', 'created_at', 'status'],
+    `i.partner = $1 AND i.${column} = r.${column}`,
+  );
   await db.query(
     `CREATE TEMP TABLE rec_candidates ON COMMIT DROP AS
      SELECT r.line, i.id AS intent_id, true AS strict,
             ${candidateColumns(`to_timestamp(r.executed_at_ms / 1000.0)`, '$2')}
        FROM rec_staged r
-       JOIN intents i ON i.partner = $1 AND i.${column} = r.${column}`,
+       ${intents}`,
     [partner, clockSkewMs],
   );
   return decide(db);
