@@ -16,9 +16,9 @@ const ALWAYS_PROBE_BELOW = 10_000;
  * day) should probe the table's index once per row (a LATERAL subquery that OFFSET 0 keeps whole, see
  * {@link probeOrJoin}) rather than let the planner join the two.
  *
- * Left to itself, PostgreSQL joins a 100,000-row report with millions of rows of history by hashing all of
+ * Left to itself, PostgreSQL joins a report with millions of rows of history by hashing all of
  * them: by its cost model one seek per report row costs more than reading the whole table, and that is
- * what it ran, so the run's cost grew with the ledger's age (issue #15: 6x for 5M settled intents). Its
+ * what it ran, so the run's cost grew with the ledger's age (issue #15). Its
  * statistics are right; its model of a probe (a page from disk) is not, for the recent, cached rows a run
  * asks for, and a lower random_page_cost did not tip it. So the choice is made here, from sizes that
  * cannot lag far: the run table's as its ANALYZE counted it, and the ledger table's as VACUUM and ANALYZE

@@ -9,8 +9,8 @@ import { probeOrJoin, probesTable } from './probeOrJoin.js';
  *
  * Its plan: one probe of the unique (partner, identity) index per report row unless the table is of the
  * report's size ({@link probesTable}). partner_records holds every row of every report ever reconciled,
- * and the planner, left to itself, hashed all of it for a report of 100,000 rows (docs/PERFORMANCE.md,
- * "Cost independent of history").
+ * and the planner, left to itself, hashed all of it for a report a small fraction of its size
+ * (docs/PERFORMANCE.md, "Cost independent of history").
  */
 export async function findKnownRecords(db: Queryable, partner: string): Promise<number> {
   const records = probeOrJoin(
