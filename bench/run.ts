@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: both benchmarks on one throwaway PostgreSQL (or `BENCH_DATABASE_URL`), then
- * bench/RESULTS.md. `npm run bench -- --quick --json`: a small version (under a minute) that prints one
+ * bench/RESULTS.md. `npm run bench -- --quick --json`: a small version (a few minutes) that prints one
  * JSON object on stdout and everything else on stderr.
  *
  * Flags: --quick, --json, --only ledger|reconcile, --rows N (reconcile size; the N/10 run follows),
