@@ -711,13 +711,13 @@ async function explainHistoryRun(
     await autoExplain(server, url, '0', false);
     return runCli(url, data.file, data.reconcilers);
   });
+  // The run's statements (the foreign-key checks and the migrations' look-ups are not), by their whole text.
   return explainedSince(server, mark)
     .map((text) => ({
       ms: Number(/duration: ([\d.]+) ms/.exec(text)?.[1] ?? 0),
       statement: (/Query Text: ([^\n]*)/.exec(text)?.[1] ?? '').trim().slice(0, 160),
       plan: text.slice(text.indexOf('plan:')),
     }))
-    // The run's statements (the foreign-key checks and the migrations' look-ups are not), by their whole text.
     .filter((entry) => /rec_|intents|partner_records|discrepanc/.test(entry.plan));
 }
 
