@@ -202,7 +202,10 @@ function renderReconcile(out: string[], reconcile: ReconcileBenchResult): void {
     h.withSeconds.forEach((seconds, i) => {
       out.push(`| ${i + 1} | ${h.withoutSeconds[i]} | ${seconds} | ${h.pairRatios[i]} |`);
     });
-    out.push('', `Ratio of the medians: ${h.ratio}. History generated in ${h.generateSeconds} s.`);
+    out.push(
+      '',
+      `Ratio of the medians: ${h.ratio}. History generated in ${Math.round(h.generateSeconds)} s.`,
+    );
     if (h.differences.length > 0) out.push('', ...h.differences.map((line) => `- ${line}`));
     if (h.plans && h.plans.length > 0) {
       out.push(
@@ -210,13 +213,12 @@ function renderReconcile(out: string[], reconcile: ReconcileBenchResult): void {
         'Every statement of one run on the history-laden database (auto_explain with ANALYZE, so slower than',
         'the measured runs), slowest first:',
         '',
-        '| ms | statement | top of the plan |',
+        "| ms | statement | how it reads the ledger's tables |",
         '|---:|---|---|',
       );
       for (const p of [...h.plans].sort((a, b) => b.ms - a.ms)) {
-        const top = (p.plan.split('\n')[1] ?? '').trim().replace(/\s+\(cost=[^)]*\)/, '');
         out.push(
-          `| ${Math.round(p.ms * 10) / 10} | \`${p.statement.slice(0, 90).replaceAll('|', '\\|')}\` | ${top.slice(0, 90).replaceAll('|', '\\|')} |`,
+          `| ${Math.round(p.ms * 10) / 10} | \`${p.statement.slice(0, 80).replaceAll('|', '\\|')}\` | ${ledgerReads(p.plan).replaceAll('|', '\\|')} |`,
         );
       }
     }
@@ -317,6 +319,32 @@ function renderReconcile(out: string[], reconcile: ReconcileBenchResult): void {
       out.push('');
     }
   }
+}
+
+/**
+ * The scans of an explained plan on the ledger's own tables (`intents`, `partner_records`, `discrepancies`),
+ * each as its node, index and loops (`never executed` when it did not run), or `-` when it reads only the
+ * run's tables.
+ */
+function ledgerReads(plan: string): string {
+  const reads = plan
+    .split('\n')
+    .map((line) =>
+      /((?:Seq|Index|Index Only|Bitmap Heap) Scan)(?: using (\S+))? on (intents|partner_records|discrepancies)\b.*?(?:loops=(\d+)|\(never executed\))/.exec(
+        line,
+      ),
+    )
+    .filter((match): match is RegExpExecArray => match !== null)
+    .map(([text, node, index, table, loops]) => {
+      const times =
+        loops === undefined
+          ? text.includes('never executed')
+            ? ', never executed'
+            : ''
+          : ` × ${count(Number(loops))}`;
+      return `${node}${index ? ` using ${index}` : ''} on ${table}${times}`;
+    });
+  return reads.length > 0 ? [...new Set(reads)].join('; ') : '-';
 }
 
 /** The statement of an auto_explain entry on one line: its first line and the indented lines that follow. */
