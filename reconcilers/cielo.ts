@@ -16,10 +16,14 @@ import type { RowKind } from '../src/reports/rowKind.js';
  *   the header, a header whose Opção de extrato is not 03, a record after the trailer, a file without its
  *   trailer (cut in transit) or a trailer whose Total de registro (2-12: the records between header and
  *   trailer) is not what was read fails the file, and the run applies nothing.
- * - Coverage is the header's period, Período inicial (20-27) to Período final (28-35), `yyyyMMdd`, whole days
- *   in São Paulo time, the last one included. Cielo defines them as the smallest and largest capture date in
- *   the file: a sale made before midnight and captured after it is in the next day's file, which the
- *   settlement lag covers (intents within `settlementLag` of the period's end are not proven absent from it).
+ * - No coverage is declared: the file completes the intents it shows and proves none absent (the run says so
+ *   in its warnings); an intent it never shows stays stuck and is raised `unresolved` at the deadline. The
+ *   header's Período inicial (20-27) / Período final (28-35) look like a period, but Cielo defines them as
+ *   the smallest and largest capture date found in the file's own rows ("menor/maior data de captura
+ *   encontrada no movimento"): a period read off the rows promises nothing about the rows that are not there
+ *   (a sale presented a day late is in the next file, a late file stretches it back over earlier days), and
+ *   Cielo sends one file per chain (Estabelecimento Matriz, 2-11) under the same partner. Where a contract
+ *   with Cielo says a file is complete for a day, declare that day (`coverage: { fromFileName }`).
  * - Record 1 (RO) is a batch summary: ignored, but its Tipo de Transação (24-25, Tabela II) and Origem do
  *   ajuste (146-147, Tabela V) say what its CVs are, so each record 2 inherits them from the RO before it.
  * - Record 2 (CV): our reference is Referência/código do pedido (163-182, what an e-commerce sale sent as the
@@ -134,7 +138,6 @@ export default defineReconciler({
   settlementLag: '2h',
   deadline: '5d',
   match: { by: 'reference' },
-  coverage: { fromReport: true },
   source: {
     type: 'fixedWidth',
     path: 'reports/cielo/*.txt',
@@ -153,7 +156,6 @@ export default defineReconciler({
         field('Opção de extrato', 48, 2),
         field('Versão Layout', 71, 3),
       ],
-      period: { from: 'Período inicial', to: 'Período final', dateFormat: 'yyyyMMdd' },
       expect: { 'Opção de extrato': ['03'], 'Empresa adquirente': ['CIELO', 'Cielo'] },
     },
     trailer: { type: '9', count: field('Total de registro', 2, 11) },

@@ -41,7 +41,11 @@ export default defineReconciler({
   schedule: '0 13 * * *',
   timezone: 'America/Los_Angeles',
   stuckAfter: '15m',
-  // A payment is in the report of the day it was initiated; the day's file arrives the next morning.
+  // Rows are dated by completion, and an intent started late on a day may complete on the next: the lag is
+  // how long a payment of this account can take to complete. An hour holds for instant payments (balance,
+  // cards). An account that takes eChecks or has payments held for review, which complete days later, must
+  // raise it to that (e.g. '5d'): its daily files then prove nothing absent, and a stuck intent waits for
+  // the file that shows it or for a person at the deadline, never for a guess.
   settlementLag: '1h',
   deadline: '4d',
   maxRejectedRatio: 0,

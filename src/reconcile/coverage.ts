@@ -100,6 +100,9 @@ async function reportedCoverage(
       warning: `the reconciler takes the coverage from the report (coverage: { fromReport: true }), but ${name} declares none: no intent is proven absent`,
     };
   }
+  if (reported.unclosed) {
+    return { coverage: null, warning: `${name}: ${reported.unclosed}: no intent is proven absent` };
+  }
   if (reported.from > reported.to) {
     return {
       coverage: null,

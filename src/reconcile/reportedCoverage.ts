@@ -12,6 +12,8 @@ export interface ReportedPeriod {
   to: Date;
   /** How many declarations the report made. */
   declarations: number;
+  /** Why one of them promises nothing (see ReportedCoverage.unclosed); the report then proves nothing absent. */
+  unclosed?: string;
 }
 
 /** {@link ReportedPeriod} with one more declaration folded in; the first one starts it. */
@@ -19,10 +21,13 @@ export function foldDeclaration(
   current: ReportedPeriod | undefined,
   declaration: ReportedCoverage,
 ): ReportedPeriod {
-  if (!current) return { from: declaration.from, to: declaration.to, declarations: 1 };
+  const unclosed = current?.unclosed ?? declaration.unclosed;
+  if (!current)
+    return { from: declaration.from, to: declaration.to, declarations: 1, ...(unclosed ? { unclosed } : {}) };
   return {
     from: new Date(Math.max(declaration.from.getTime(), current.from.getTime())),
     to: new Date(Math.min(declaration.to.getTime(), current.to.getTime())),
     declarations: current.declarations + 1,
+    ...(unclosed ? { unclosed } : {}),
   };
 }

@@ -367,11 +367,28 @@ function fromReportSourceProblem(source: Record<string, unknown>): string | unde
   if (source.type === 'api') {
     return 'coverage.fromReport: an API listing declares the window it was asked for; leave coverage out';
   }
-  if (source.type === 'csv' && !(isObject(source.records) && source.records.coverage !== undefined)) {
-    return "coverage.fromReport needs source.records.coverage: the record that declares the period (such as PayPal's SH)";
+  if (source.type === 'csv') {
+    const records = isObject(source.records) ? source.records : undefined;
+    const coverage = isObject(records?.coverage) ? records.coverage : undefined;
+    if (!coverage) {
+      return "coverage.fromReport needs source.records.coverage: the record that declares the period (such as PayPal's SH)";
+    }
+    // A declaration is only as good as the proof that what follows it is whole: a file cut after its
+    // section header would otherwise prove absent everything that was cut.
+    const counts = Array.isArray(records?.counts) ? (records.counts as unknown[]).filter(isObject) : [];
+    const closesSection = counts.some((count) => count.since === coverage.record);
+    const countsFile = records?.end !== undefined && counts.some((count) => count.since === undefined);
+    if (!closesSection && !countsFile) {
+      return `coverage.fromReport needs a record that proves the declared part whole: a count since ${JSON.stringify(coverage.record)} in source.records.counts (such as PayPal's SC), or an end record and a whole-file count (source.records.end and counts)`;
+    }
   }
-  if (source.type === 'fixedWidth' && !(isObject(source.header) && source.header.period !== undefined)) {
-    return "coverage.fromReport needs source.header.period: the header fields that declare the period (such as Cielo's Período inicial / final)";
+  if (source.type === 'fixedWidth') {
+    if (!(isObject(source.header) && source.header.period !== undefined)) {
+      return 'coverage.fromReport needs source.header.period: the header fields that declare the period';
+    }
+    if (source.trailer === undefined) {
+      return 'coverage.fromReport needs source.trailer with its count: without it a file cut short still declares its whole period';
+    }
   }
   return undefined;
 }

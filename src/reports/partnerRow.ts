@@ -60,6 +60,12 @@ export interface ReportedCoverage {
   line: number;
   from: Date;
   to: Date;
+  /**
+   * Why the part of the report this declaration speaks for was not proven whole (a PayPal section with no
+   * closing count record: a day split over several files, a file cut in the middle of a section). Such a
+   * declaration promises nothing, and the report then proves nothing absent.
+   */
+  unclosed?: string;
 }
 
 /**

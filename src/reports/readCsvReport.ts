@@ -161,7 +161,8 @@ export async function* readCsvReportBatches(
         : '';
     throw new ReportFormatError(`${file}: file is empty${detail}`, { file });
   }
-  state.records?.finish();
+  const heldBack = state.records?.finish();
+  if (heldBack?.length) yield heldBack;
 }
 
 /** The file's text, decoded and without the skipped lines, a chunk at a time. */

@@ -1,6 +1,6 @@
 import { ReportFormatError } from './errors/ReportFormatError.js';
 import { parseExecutedAt } from './parseExecutedAt.js';
-import type { ReportItem } from './partnerRow.js';
+import type { ReportedCoverage, ReportItem } from './partnerRow.js';
 import type { RecordLayout } from './recordLayout.js';
 
 /** What one record of a {@link RecordLayout} file is to the CSV reader. */
@@ -36,6 +36,14 @@ export class RecordTypeReader {
   private endLine: number | undefined;
   /** Line of the last record read, where a missing end is reported. */
   private lastLine = 0;
+  /**
+   * Declarations not yet proven to speak for a whole section or file, held back until they are. A section
+   * header alone promises nothing: a day split over several files (PayPal numbers them) repeats its SH in
+   * the first file, whose last section has no SC; a file cut after an SH has none either.
+   */
+  private pending: ReportedCoverage[] = [];
+  /** The count record that closes a coverage record's section (`since` the coverage record), if any. */
+  private readonly sectionCount: string | undefined;
 
   constructor(
     private readonly layout: RecordLayout,
@@ -47,6 +55,9 @@ export class RecordTypeReader {
     this.ignore = new Set(layout.ignore ?? []);
     this.counts = new Map((layout.counts ?? []).map((count) => [count.record, count]));
     for (const count of layout.counts ?? []) if (count.since !== undefined) this.marks.set(count.since, 0);
+    this.sectionCount = layout.coverage
+      ? layout.counts?.find((count) => count.since === layout.coverage?.record)?.record
+      : undefined;
   }
 
   /** What the record is; throws ReportFormatError when it breaks the layout. `cells` may be untrimmed. */
@@ -81,7 +92,17 @@ export class RecordTypeReader {
       known = true;
     }
     if (this.layout.coverage && type === this.layout.coverage.record) {
-      return { kind: 'item', item: this.declaration(cells, line, this.layout.coverage) };
+      const opened = this.declaration(cells, line, this.layout.coverage);
+      // A new section while the last one is still open: that one was never closed by its count.
+      const left = this.sectionCount === undefined ? undefined : this.pending.pop();
+      this.pending.push(opened);
+      if (left) return { kind: 'item', item: this.unclosed(left) };
+      return { kind: 'skip' };
+    }
+    if (type === this.sectionCount && this.pending.length > 0) {
+      // The section's count agreed (checkCount above): its declaration speaks for the whole section.
+      const closed = this.pending.pop() as ReportedCoverage;
+      return { kind: 'item', item: { kind: 'declaration', coverage: closed } };
     }
     if (type === this.layout.end) {
       this.endLine = line;
@@ -101,14 +122,35 @@ export class RecordTypeReader {
     };
   }
 
-  /** At the end of the file: throws when the layout has an end record and the file never reached it. */
-  finish(): void {
+  /**
+   * At the end of the file: throws when the layout has an end record and the file never reached it. Returns
+   * the declarations still held back: with a section count, each is a section that was never closed; without
+   * one, they speak for the file when its end record (and any whole-file count on it) was read, and for
+   * nothing otherwise.
+   */
+  finish(): ReportItem[] {
     if (this.layout.end !== undefined && this.endLine === undefined) {
       throw this.error(
         this.lastLine,
         `the file ends without its ${this.layout.end} record: it was cut short or is partial, and nothing of it is applied`,
       );
     }
+    const left = this.pending;
+    this.pending = [];
+    if (this.sectionCount === undefined && this.endLine !== undefined)
+      return left.map((coverage) => ({ kind: 'declaration', coverage }));
+    return left.map((coverage) => this.unclosed(coverage));
+  }
+
+  /** A held-back declaration whose section or file was not proven whole: it promises nothing. */
+  private unclosed(coverage: ReportedCoverage): ReportItem {
+    const record = this.layout.coverage?.record ?? 'coverage';
+    const closer = this.sectionCount ?? this.layout.end;
+    const reason =
+      closer === undefined
+        ? `the ${record} record on line ${coverage.line} declares a period, but the layout has no record that proves the file whole`
+        : `the ${record} section from line ${coverage.line} is not closed by its ${closer} record (a report split over several files, or a file cut short)`;
+    return { kind: 'declaration', coverage: { ...coverage, unclosed: reason } };
   }
 
   private checkCount(
@@ -143,7 +185,7 @@ export class RecordTypeReader {
     cells: readonly string[],
     line: number,
     coverage: NonNullable<RecordLayout['coverage']>,
-  ): ReportItem {
+  ): ReportedCoverage {
     const dateFormat = coverage.dateFormat ?? this.dates.dateFormat;
     const read = (position: number, end: string): Date => {
       const text = (cells[position] ?? '').trim();
@@ -162,7 +204,7 @@ export class RecordTypeReader {
     if (from > to) {
       throw this.error(line, `the ${coverage.record} record's period ends before it starts`, coverage.record);
     }
-    return { kind: 'declaration', coverage: { line, from, to } };
+    return { line, from, to };
   }
 
   private knownTypes(): string {

@@ -3,7 +3,8 @@ import { Info } from 'luxon';
 /**
  * Time-zone abbreviations a report may name per row (Adyen's `TimeZone` column: `CET` / `CEST`), each the one
  * UTC offset it means. Only abbreviations that mean one offset everywhere are here: `IST` (India, Ireland,
- * Israel), `CST` (US Central, China, Cuba) or `BST` (British Summer Time, Bangladesh) are not, and a row
+ * Israel), `CST` (US Central, China, Cuba), `BST` (British Summer Time, Bangladesh), `EST` (US Eastern,
+ * Australian Eastern), `PST` (US Pacific, Philippines) or `MST` (US Mountain, Malaysia) are not, and a row
  * naming one is rejected rather than read at a guessed offset. An abbreviation is read as its fixed offset,
  * never as the IANA zone of the same name (`CET` in the IANA database has summer time): that is what tells
  * the two occurrences of the hour repeated when summer time ends apart (02:30 CEST is 00:30Z, 02:30 CET
@@ -20,11 +21,8 @@ const ABBREVIATIONS: Readonly<Record<string, string>> = {
   EEST: 'UTC+3',
   MSK: 'UTC+3',
   BRT: 'UTC-3',
-  EST: 'UTC-5',
   EDT: 'UTC-4',
-  MST: 'UTC-7',
   MDT: 'UTC-6',
-  PST: 'UTC-8',
   PDT: 'UTC-7',
   HST: 'UTC-10',
   JST: 'UTC+9',

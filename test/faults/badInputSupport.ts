@@ -26,7 +26,7 @@ export const BAD_REPORTS = join(REPO_ROOT, 'test/fixtures/bad-reports');
  * - `utf8`: UTF-8, `,`, `.` decimals, ISO 8601 local times, same zone, lags and threshold as acme-pay;
  * - `adyen`: the real reconcilers/adyen.ts source (Settlement details report, Gross Debit / Credit, kinds
  *   from `Type`, Amsterdam time, maxRejectedRatio 0);
- * - `cielo`: the real reconcilers/cielo.ts source (fixed width, 250 positions, header period as coverage,
+ * - `cielo`: the real reconcilers/cielo.ts source (fixed width, 250 positions, no coverage declared,
  *   trailer count, São Paulo time, maxRejectedRatio 0.01);
  * - `paypal`: the real reconcilers/paypal.ts source (Settlement Report STL: record types, minor units with
  *   CR/DR, kinds from T-codes, coverage from SH, SC/FF counts, maxRejectedRatio 0);

@@ -26,6 +26,7 @@ describe('validateReconciler: fixed-width sources', () => {
     const sale = source.records['2']!;
     const problems = problemsOf({
       ...cielo,
+      coverage: { fromReport: true },
       source: {
         ...source,
         recordLenght: 250,
@@ -54,10 +55,25 @@ describe('validateReconciler: fixed-width sources', () => {
       problems.some((p) => p.startsWith('source.records["2"].fields[14].lenght is not a known setting')),
     ).to.equal(true);
     expect(problems).to.include(
-      "coverage.fromReport needs source.header.period: the header fields that declare the period (such as Cielo's Período inicial / final)",
+      'coverage.fromReport needs source.header.period: the header fields that declare the period',
     );
     expect(problemsOf({ ...cielo, source: { ...source, recordLength: 200 } })).to.include(
       'source.records["2"].fields[13] (Número único da transação) ends at 217, past the record length 200',
+    );
+  });
+
+  it('refuses a period taken from the header without a trailer that proves the file whole', () => {
+    const withPeriod = {
+      ...source,
+      header: {
+        ...source.header!,
+        period: { from: 'Período inicial', to: 'Período final', dateFormat: 'yyyyMMdd' },
+      },
+    };
+    expect(problemsOf({ ...cielo, coverage: { fromReport: true }, source: withPeriod })).to.deep.equal([]);
+    const { trailer: _trailer, ...noTrailer } = withPeriod;
+    expect(problemsOf({ ...cielo, coverage: { fromReport: true }, source: noTrailer })).to.include(
+      'coverage.fromReport needs source.trailer with its count: without it a file cut short still declares its whole period',
     );
   });
 });

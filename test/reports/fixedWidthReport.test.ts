@@ -15,7 +15,19 @@ const FIXTURE = path.join(
   __dirname,
   '../../../test/fixtures/partners/cielo/CIELO03_1234567890_20261201_0000001.txt',
 );
-const SOURCE = cielo.source as FixedWidthSourceConfig;
+const CIELO = cielo.source as FixedWidthSourceConfig;
+/**
+ * Cielo's layout, with its header's period read as a declaration: the reader supports a header that declares
+ * the period its file is complete for, though Cielo's own is read off the file's rows and its reconciler
+ * declares no coverage (reconcilers/cielo.ts).
+ */
+const SOURCE: FixedWidthSourceConfig = {
+  ...CIELO,
+  header: {
+    ...CIELO.header!,
+    period: { from: 'Período inicial', to: 'Período final', dateFormat: 'yyyyMMdd' },
+  },
+};
 const TZ = 'America/Sao_Paulo';
 
 /** The fixture's records (without line ends), to derive malformed files from. */

@@ -60,7 +60,8 @@ function shown(items: ReportItem[]): string[] {
     if (item.kind === 'row') return `${item.row.line}: ${item.row.reference} ${item.row.amount}`;
     if (item.kind === 'rejected')
       return `${item.rejected.line}: rejected ${item.rejected.field}: ${item.rejected.reason}`;
-    return `${item.coverage.line}: covers ${item.coverage.from.toISOString()} ${item.coverage.to.toISOString()}`;
+    const unclosed = item.coverage.unclosed ? ` (promises nothing: ${item.coverage.unclosed})` : '';
+    return `${item.coverage.line}: covers ${item.coverage.from.toISOString()} ${item.coverage.to.toISOString()}${unclosed}`;
   });
 }
 
@@ -81,11 +82,30 @@ describe('CSV record layouts (records: header, data, ignore, coverage, counts, e
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('reads rows with the header record`s names, declares the section`s period, keeps physical lines', async () => {
+  it('reads rows with the header record`s names, declares the section`s period once its count closes it, keeps physical lines', async () => {
     expect(shown(await readAll(write(GOOD)))).to.deep.equal([
-      '2: covers 2026-11-30T00:00:00.000Z 2026-11-30T23:59:59.000Z',
       '4: order-1 10.00',
       '6: order-2 20.00',
+      '2: covers 2026-11-30T00:00:00.000Z 2026-11-30T23:59:59.000Z',
+    ]);
+  });
+
+  it('a section its count never closes (a day split over files, a cut file) declares a period that promises nothing', async () => {
+    const open = GOOD.replace('C,2\n', '');
+    expect(shown(await readAll(write(open)))).to.deep.equal([
+      '4: order-1 10.00',
+      '6: order-2 20.00',
+      '2: covers 2026-11-30T00:00:00.000Z 2026-11-30T23:59:59.000Z (promises nothing: the S section from line 2 is not closed by its C record (a report split over several files, or a file cut short))',
+    ]);
+  });
+
+  it('without a section count, the period is declared once the end record and its count prove the file whole', async () => {
+    const layout = { ...LAYOUT, counts: [{ record: 'E', position: 1 }] };
+    const source = { ...SOURCE, records: layout };
+    expect(shown(await readAll(write(GOOD.replace('C,2\n', '')), source))).to.deep.equal([
+      '4: order-1 10.00',
+      '6: order-2 20.00',
+      '2: covers 2026-11-30T00:00:00.000Z 2026-11-30T23:59:59.000Z',
     ]);
   });
 
@@ -96,9 +116,9 @@ describe('CSV record layouts (records: header, data, ignore, coverage, counts, e
     );
     // The preamble's quoted line break makes every later record one line further down.
     expect(shown(await readAll(write(quoted)))).to.deep.equal([
-      '3: covers 2026-11-30T00:00:00.000Z 2026-11-30T23:59:59.000Z',
       '5: order-1 10.00',
       '7: order-2 20.00',
+      '3: covers 2026-11-30T00:00:00.000Z 2026-11-30T23:59:59.000Z',
     ]);
   });
 
@@ -119,11 +139,11 @@ describe('CSV record layouts (records: header, data, ignore, coverage, counts, e
     );
     const items = await readAll(file);
     expect(shown(items)).to.deep.equal([
-      '1: covers 2026-11-30T00:00:00.000Z 2026-11-30T23:59:59.000Z',
       '3: order-1 10.00',
-      '5: covers 2026-11-30T00:00:00.000Z 2026-11-30T12:00:00.000Z',
+      '1: covers 2026-11-30T00:00:00.000Z 2026-11-30T23:59:59.000Z',
       '7: order-3 30.00',
       '8: order-4 40.00',
+      '5: covers 2026-11-30T00:00:00.000Z 2026-11-30T12:00:00.000Z',
     ]);
     expect(items.flatMap((item) => (item.kind === 'row' ? [item.row.currency] : []))).to.deep.equal([
       'BRL',
@@ -135,16 +155,16 @@ describe('CSV record layouts (records: header, data, ignore, coverage, counts, e
   it('an unknown record type is one rejected row (line, field, reason); the rows around it are read', async () => {
     const file = write(GOOD.replace('C,2', 'X,order-2,whatever\nC,2'));
     expect(shown(await readAll(file))).to.deep.equal([
-      '2: covers 2026-11-30T00:00:00.000Z 2026-11-30T23:59:59.000Z',
       '4: order-1 10.00',
       '6: order-2 20.00',
       '7: rejected record type (position 0): "X" is not a record type of this report (known: H, D, P, S, C, E); the record is not guessed',
+      '2: covers 2026-11-30T00:00:00.000Z 2026-11-30T23:59:59.000Z',
     ]);
   });
 
   it('a data row of the wrong width is rejected as any row is', async () => {
     const items = await readAll(write(GOOD.replace('D,order-2,n2,20.00,BRL', 'D,order-2,n2,20.00')));
-    expect(shown(items)[2]).to.equal('6: rejected *: expected 5 fields as in the header, found 4');
+    expect(shown(items)[1]).to.equal('6: rejected *: expected 5 fields as in the header, found 4');
   });
 
   describe('what breaks the structure fails the file, naming file, line and record', () => {
@@ -319,6 +339,26 @@ describe('CSV record layouts (records: header, data, ignore, coverage, counts, e
       ).to.deep.equal([
         "coverage.fromReport needs source.records.coverage: the record that declares the period (such as PayPal's SH)",
       ]);
+      // A declared period with nothing that proves what follows it whole: a file cut after it would prove
+      // absent everything that was cut.
+      for (const records of [
+        { ...LAYOUT, counts: [], end: undefined },
+        { ...LAYOUT, counts: [{ record: 'E', position: 1 }], end: undefined },
+        { ...LAYOUT, counts: [], end: 'E' },
+      ]) {
+        expect(
+          problems({ ...base, coverage: { fromReport: true }, source: { ...SOURCE, records } }),
+        ).to.deep.equal([
+          'coverage.fromReport needs a record that proves the declared part whole: a count since "S" in source.records.counts (such as PayPal\'s SC), or an end record and a whole-file count (source.records.end and counts)',
+        ]);
+      }
+      expect(
+        problems({
+          ...base,
+          coverage: { fromReport: true },
+          source: { ...SOURCE, records: { ...LAYOUT, counts: [{ record: 'E', position: 1 }] } },
+        }),
+      ).to.deep.equal([]);
       expect(
         problems({
           ...base,

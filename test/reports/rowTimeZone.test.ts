@@ -68,6 +68,9 @@ describe('CSV reports: a time zone per row', () => {
       'a,2026-10-25 02:30:00,IST',
       'b,2026-10-25 02:30:00,',
       'c,2026-10-25 02:30:00,Mars/Olympus',
+      // US Pacific or Philippine time, US Eastern or Australian Eastern: 16 and 15 hours apart.
+      'd,2026-10-25 02:30:00,PST',
+      'e,2026-10-25 02:30:00,EST',
     ]);
     expect(
       items.map((item) => (item.kind === 'rejected' ? [item.rejected.line, item.rejected.field] : item)),
@@ -75,14 +78,20 @@ describe('CSV reports: a time zone per row', () => {
       [2, 'tz'],
       [3, 'tz'],
       [4, 'tz'],
+      [5, 'tz'],
+      [6, 'tz'],
     ]);
-    const [ist, empty, mars] = items.map((item) => (item.kind === 'rejected' ? item.rejected : undefined));
+    const [ist, empty, mars, pst, est] = items.map((item) =>
+      item.kind === 'rejected' ? item.rejected : undefined,
+    );
     expect(ist!.reason).to.match(
       /^"IST" is not a time-zone abbreviation with one meaning \(known: UTC, GMT, /,
     );
     expect(ist!.identifiers).to.deep.equal({ reference: 'a', partnerReference: null });
     expect(empty!.reason).to.equal('no time zone: the time cannot be placed');
     expect(mars!.reason).to.match(/^"Mars\/Olympus" is not a known time zone/);
+    expect(pst!.reason).to.match(/^"PST" is not a time-zone abbreviation with one meaning/);
+    expect(est!.reason).to.match(/^"EST" is not a time-zone abbreviation with one meaning/);
   });
 
   it('refuses a time-zone column without an execution time', () => {

@@ -22,7 +22,7 @@ const FIXTURE = join(
 
 /**
  * reconcilers/cielo.ts on an Extrato Eletrônico sales file written from Cielo's published 250-position layout
- * (test/fixtures/partners/cielo/): a header declaring 30 November, a sales RO with a sale, a sale captured
+ * (test/fixtures/partners/cielo/): a header whose capture period is 30 November, a sales RO with a sale, a sale captured
  * twice, a wrong amount, a sale nobody asked for and a rejected sale; a cancellations RO with the cancellation
  * of the first sale and of a sale we only know from it; a chargeback RO with the chargeback of the second
  * capture; a fee RO with its fee; the trailer counting the 14 records between.
@@ -45,7 +45,7 @@ describe('shipped partner: cielo (Extrato Eletrônico, sales file)', () => {
     return id;
   }
 
-  it('settles every intent as the file says, within the period its header declares', async () => {
+  it('settles every intent the file shows, and proves none absent: its header period is read off its own rows', async () => {
     const partner = partnerName('cielo');
     // Times in the file are São Paulo time (UTC-3): the first sale, 10:00:12, is 13:00:12 UTC.
     const ids = {
@@ -58,16 +58,13 @@ describe('shipped partner: cielo (Extrato Eletrônico, sales file)', () => {
     };
     const [report] = await reconcile({ pool: fx.sql, reconciler: config(partner), file: FIXTURE });
     expect(report.status, `error: ${report.error}`).to.equal('succeeded');
-    expect(report.coverage).to.deep.equal({
-      from: new Date('2026-11-30T03:00:00Z'),
-      to: new Date('2026-12-01T03:00:00Z'),
-    });
+    expect(report.coverage).to.equal(null);
     expect(report.rowsRead).to.equal(14);
     expect(report.rowsRejected).to.equal(0);
     expect(report.rejected).to.deep.equal([]);
     // 4 ROs and the fee are ignored; the rejected sale is a failed try; two cancellations and a chargeback.
     expect(report.rowsByKind).to.deep.equal({ execution: 5, reversal: 3, failed: 1, ignored: 5 });
-    expect(report.resolved).to.deep.equal({ completed: 3, notExecuted: 1 });
+    expect(report.resolved).to.deep.equal({ completed: 3, notExecuted: 0 });
 
     expect(await intentRow(fx.sql, ids.sold)).to.deep.include({
       status: 'completed',
@@ -78,13 +75,15 @@ describe('shipped partner: cielo (Extrato Eletrônico, sales file)', () => {
       partner_reference: '000102',
     });
     expect((await intentRow(fx.sql, ids.wrongAmount)).status).to.equal('completed');
-    // The header declares 30 November and no row could be it: proven not executed, safe to charge again.
-    expect((await intentRow(fx.sql, ids.notInFile)).status).to.equal('not_executed');
+    // Not in the file, but nothing proves the file whole for 30 November: stuck until a person or the
+    // deadline decides, never charged again on the file's silence.
+    expect((await intentRow(fx.sql, ids.notInFile)).status).to.equal('unknown');
     // A cancellation says the sale happened (in an earlier file): never proven absent, never charged again.
     expect((await intentRow(fx.sql, ids.onlyCancelled)).status).to.equal('unknown');
     // A declined sale completes nothing, and the retry may be in another file: not proven absent either.
     expect((await intentRow(fx.sql, ids.declined)).status).to.equal('unknown');
     expect(report.warnings).to.deep.equal([
+      'the reconciler declares no coverage for its reports (coverage: { fromFileName } or { from, to }): intents found in the report are completed, but none is proven absent',
       '1 reversal row reverse no execution of an intent on record (line 11): nothing was completed or flagged for it',
     ]);
 
@@ -129,7 +128,7 @@ describe('shipped partner: cielo (Extrato Eletrônico, sales file)', () => {
     expect(await discrepanciesOf(fx.sql, partner)).to.have.length(3);
   });
 
-  it("a sale dated outside the header's period is rejected naming the date and time fields, and proves nothing about its intent", async () => {
+  it('under a header that does declare a period, a sale dated outside it is rejected naming the date and time fields, and proves nothing about its intent', async () => {
     const { readFileSync, writeFileSync } = await import('node:fs');
     const partner = partnerName('cielo');
     const early = await stuck(partner, 'order-3001', '25.00', '2026-11-30T13:00:00Z');
@@ -144,10 +143,21 @@ describe('shipped partner: cielo (Extrato Eletrônico, sales file)', () => {
     records[records.length - 2] = `9${'13'.padStart(11, '0')}${records[records.length - 2]!.slice(12)}`;
     const file = join(fx.dir, 'CIELO03_early_sale.txt');
     writeFileSync(file, records.join('\r\n'), 'latin1');
-    const reconciler = {
+    // The same layout for a partner whose header is a promise that the file is complete for its period
+    // (Cielo's is not, see reconcilers/cielo.ts): the trailer's count proves the file whole.
+    const source = cielo.source as FixedWidthSourceConfig;
+    const reconciler: ReconcilerConfig = {
       ...config(partner),
       maxRejectedRatio: 0.1,
-      source: { ...(cielo.source as FixedWidthSourceConfig), path: file },
+      coverage: { fromReport: true },
+      source: {
+        ...source,
+        path: file,
+        header: {
+          ...source.header!,
+          period: { from: 'Período inicial', to: 'Período final', dateFormat: 'yyyyMMdd' },
+        },
+      },
     };
     const [report] = await reconcile({ pool: fx.sql, reconciler, file });
     expect(report.status, `error: ${report.error}`).to.equal('succeeded');

@@ -306,6 +306,48 @@ describe('shipped partner: paypal (Settlement Report, STL)', () => {
       );
     });
 
+    it('the first file of a day split over several files (its section has no SC) declares nothing: nothing is proven absent', async () => {
+      // PayPal caps a file at a million rows and numbers the rest (.01, .02, ...): the day's SH opens in
+      // the first file and its SC closes it in the last. The first file alone ends with a matching FF, but
+      // the rows of the second are not in it, so its SH's day is not proven whole.
+      const partner = partnerName('paypal');
+      const ids = await intents(partner);
+      const file = variant('STL-20261130.01.009.CSV', (lines) =>
+        lines.filter((line) => !/^"(SF|SC|RF|RC)"/.test(line)),
+      );
+      const [report] = await reconcile({ pool: fx.sql, reconciler: config(partner, file), file });
+      expect(report.status, `error: ${report.error}`).to.equal('succeeded');
+      expect(report.coverage).to.equal(null);
+      expect(report.resolved).to.deep.equal({ completed: 3, notExecuted: 0 });
+      expect((await intentRow(fx.sql, ids.notInReport)).status).to.equal('unknown');
+      expect(report.warnings).to.include(
+        '"STL-20261130.01.009.CSV": the SH section from line 3 is not closed by its SC record (a report split over several files, or a file cut short): no intent is proven absent',
+      );
+    });
+
+    it('a section left open before the next SH (its SC lost) voids the whole report, even when a later section closes', async () => {
+      const partner = partnerName('paypal');
+      const ids = await intents(partner);
+      const file = variant('STL-20261130.08.009.CSV', (lines) => {
+        const sc = lines.indexOf('"SC",10');
+        const again = [
+          '"SH",2026/11/30 00:00:00 -0800,2026/11/30 23:59:59 -0800,"MERCHANT0001",""',
+          lines[3]!,
+          lines[4]!.replaceAll('1AB00000000000001', '1AB00000000000011').replace('order-2001', 'order-2011'),
+          '"SC",1',
+        ];
+        const changed = [...lines.slice(0, sc), ...again, ...lines.slice(sc + 1)];
+        return changed.map((line) => (line === '"FF",10' ? '"FF",11' : line));
+      });
+      const [report] = await reconcile({ pool: fx.sql, reconciler: config(partner, file), file });
+      expect(report.status, `error: ${report.error}`).to.equal('succeeded');
+      expect(report.coverage).to.equal(null);
+      expect(
+        report.warnings.some((w) => w.includes('the SH section from line 3 is not closed by its SC record')),
+      ).to.be.true;
+      expect((await intentRow(fx.sql, ids.notInReport)).status).to.equal('unknown');
+    });
+
     it('two sections declaring two different days share no period: nothing is proven absent, and the run says so', async () => {
       const partner = partnerName('paypal');
       const ids = await intents(partner);
