@@ -3,17 +3,8 @@ import { expect } from 'chai';
 import adyen from '../../../reconcilers/adyen.js';
 import { getDiscrepancy } from '../../../src/discrepancies/getDiscrepancy.js';
 import { reconcile } from '../../../src/reconcile/reconcile.js';
-import type { ReconcilerConfig } from '../../../src/reconcile/reconcilerConfig.js';
-import type { CsvSourceConfig } from '../../../src/reports/csvSourceConfig.js';
-import {
-  discrepanciesOf,
-  intentRow,
-  partnerName,
-  place,
-  spec,
-  unknownIntent,
-  useReconcileFixture,
-} from '../support.js';
+import { discrepanciesOf, intentRow, partnerName } from '../support.js';
+import { useShippedPartner } from './shippedPartner.js';
 
 const FIXTURE = join(
   __dirname,
@@ -26,22 +17,12 @@ const FIXTURE = join(
  * for, a refund and a chargeback, a fee and a payout.
  */
 describe('shipped partner: adyen (Settlement details report)', () => {
-  const fx = useReconcileFixture('rec_adyen');
-
-  function config(partner: string): ReconcilerConfig {
-    return {
-      ...adyen,
-      partner,
-      deadline: '30d',
-      source: { ...(adyen.source as CsvSourceConfig), path: FIXTURE },
-    };
-  }
-
-  async function stuck(partner: string, ref: string, amount: string, at: string): Promise<string> {
-    const id = await unknownIntent(fx.ledger, spec(partner, ref, { amount, currency: 'EUR' }));
-    await place(fx.sql, id, { startedAt: new Date(at) });
-    return id;
-  }
+  const { fx, config, stuck } = useShippedPartner({
+    name: 'adyen',
+    reconciler: adyen,
+    fixture: FIXTURE,
+    currency: 'EUR',
+  });
 
   it('settles every intent as the report says; refunds and chargebacks are no executions, fees and payouts no orphans', async () => {
     const partner = partnerName('adyen');

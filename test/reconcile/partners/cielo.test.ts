@@ -5,15 +5,8 @@ import { getDiscrepancy } from '../../../src/discrepancies/getDiscrepancy.js';
 import { reconcile } from '../../../src/reconcile/reconcile.js';
 import type { ReconcilerConfig } from '../../../src/reconcile/reconcilerConfig.js';
 import type { FixedWidthSourceConfig } from '../../../src/reports/fixedWidthSourceConfig.js';
-import {
-  discrepanciesOf,
-  intentRow,
-  partnerName,
-  place,
-  spec,
-  unknownIntent,
-  useReconcileFixture,
-} from '../support.js';
+import { discrepanciesOf, intentRow, partnerName } from '../support.js';
+import { useShippedPartner } from './shippedPartner.js';
 
 const FIXTURE = join(
   __dirname,
@@ -28,22 +21,12 @@ const FIXTURE = join(
  * capture; a fee RO with its fee; the trailer counting the 14 records between.
  */
 describe('shipped partner: cielo (Extrato Eletrônico, sales file)', () => {
-  const fx = useReconcileFixture('rec_cielo');
-
-  function config(partner: string): ReconcilerConfig {
-    return {
-      ...cielo,
-      partner,
-      deadline: '30d',
-      source: { ...(cielo.source as FixedWidthSourceConfig), path: FIXTURE },
-    };
-  }
-
-  async function stuck(partner: string, ref: string, amount: string, at: string): Promise<string> {
-    const id = await unknownIntent(fx.ledger, spec(partner, ref, { amount, currency: 'BRL' }));
-    await place(fx.sql, id, { startedAt: new Date(at) });
-    return id;
-  }
+  const { fx, config, stuck } = useShippedPartner({
+    name: 'cielo',
+    reconciler: cielo,
+    fixture: FIXTURE,
+    currency: 'BRL',
+  });
 
   it('settles every intent the file shows, and proves none absent: its header period is read off its own rows', async () => {
     const partner = partnerName('cielo');

@@ -5,19 +5,9 @@ import { expect } from 'chai';
 import paypal from '../../../reconcilers/paypal.js';
 import { getDiscrepancy } from '../../../src/discrepancies/getDiscrepancy.js';
 import { reconcile } from '../../../src/reconcile/reconcile.js';
-import type { ReconcilerConfig } from '../../../src/reconcile/reconcilerConfig.js';
 import { validateReconciler } from '../../../src/reconcile/validateReconciler.js';
-import type { CsvSourceConfig } from '../../../src/reports/csvSourceConfig.js';
-import {
-  discrepanciesOf,
-  intentRow,
-  noDiscrepancies,
-  partnerName,
-  place,
-  spec,
-  unknownIntent,
-  useReconcileFixture,
-} from '../support.js';
+import { discrepanciesOf, intentRow, noDiscrepancies, partnerName } from '../support.js';
+import { useShippedPartner } from './shippedPartner.js';
 
 const FIXTURE = join(__dirname, '../../../../test/fixtures/partners/paypal/STL-20261130.01.009.CSV');
 const LINES = readFileSync(FIXTURE, 'utf8').split('\r\n').slice(0, -1);
@@ -30,23 +20,13 @@ const LINES = readFileSync(FIXTURE, 'utf8').split('\r\n').slice(0, -1);
  * else speaks for an intent; its SC and FF records count its rows.
  */
 describe('shipped partner: paypal (Settlement Report, STL)', () => {
-  const fx = useReconcileFixture('rec_paypal');
-
-  function config(partner: string, file = FIXTURE): ReconcilerConfig {
-    return {
-      ...paypal,
-      partner,
-      // Far enough that no intent of the fixture's day is ever past it: the outcomes do not age.
-      deadline: '3650d',
-      source: { ...(paypal.source as CsvSourceConfig), path: file },
-    };
-  }
-
-  async function stuck(partner: string, ref: string, amount: string, at: string): Promise<string> {
-    const id = await unknownIntent(fx.ledger, spec(partner, ref, { amount, currency: 'USD' }));
-    await place(fx.sql, id, { startedAt: new Date(at) });
-    return id;
-  }
+  const { fx, config, stuck } = useShippedPartner({
+    name: 'paypal',
+    reconciler: paypal,
+    fixture: FIXTURE,
+    currency: 'USD',
+    deadline: '3650d',
+  });
 
   /** The fixture's intents; its dates are Pacific time (PST, UTC-8): 09:15:02 -0800 is 17:15:02 UTC. */
   async function intents(partner: string) {

@@ -3,17 +3,8 @@ import { expect } from 'chai';
 import stripe from '../../../reconcilers/stripe.js';
 import { getDiscrepancy } from '../../../src/discrepancies/getDiscrepancy.js';
 import { reconcile } from '../../../src/reconcile/reconcile.js';
-import type { ReconcilerConfig } from '../../../src/reconcile/reconcilerConfig.js';
-import type { CsvSourceConfig } from '../../../src/reports/csvSourceConfig.js';
-import {
-  discrepanciesOf,
-  intentRow,
-  partnerName,
-  place,
-  spec,
-  unknownIntent,
-  useReconcileFixture,
-} from '../support.js';
+import { discrepanciesOf, intentRow, partnerName } from '../support.js';
+import { useShippedPartner } from './shippedPartner.js';
 
 const FIXTURE = join(
   __dirname,
@@ -26,22 +17,12 @@ const FIXTURE = join(
  * EUR, a charge made twice, a wrong amount, a charge nobody asked for, a refund, a dispute and a fee.
  */
 describe('shipped partner: stripe (Itemized payout reconciliation)', () => {
-  const fx = useReconcileFixture('rec_stripe');
-
-  function config(partner: string): ReconcilerConfig {
-    return {
-      ...stripe,
-      partner,
-      deadline: '30d',
-      source: { ...(stripe.source as CsvSourceConfig), path: FIXTURE },
-    };
-  }
-
-  async function stuck(partner: string, ref: string, amount: string, at: string): Promise<string> {
-    const id = await unknownIntent(fx.ledger, spec(partner, ref, { amount, currency: 'USD' }));
-    await place(fx.sql, id, { startedAt: new Date(at) });
-    return id;
-  }
+  const { fx, config, stuck } = useShippedPartner({
+    name: 'stripe',
+    reconciler: stripe,
+    fixture: FIXTURE,
+    currency: 'USD',
+  });
 
   it('compares the presentment amount; refunds and disputes are no executions, fees no orphans', async () => {
     const partner = partnerName('stripe');
