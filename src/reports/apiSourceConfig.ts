@@ -299,45 +299,53 @@ export interface ResolvedApiSourceConfig {
   lookup: { path: string; itemsField: string } | undefined;
 }
 
+/** A pagination with its documented defaults applied. */
+function resolvePagination(
+  pagination: NonNullable<ApiSourceConfig['pagination']>,
+): ResolvedApiSourceConfig['pagination'] {
+  switch (pagination.type) {
+    case 'next':
+      return { type: 'next', nextField: pagination.nextField ?? 'next_page_uri' };
+    case 'link':
+      return { type: 'link' };
+    case 'hasMore':
+      return {
+        type: 'hasMore',
+        hasMoreField: pagination.hasMoreField ?? 'has_more',
+        idField: pagination.idField ?? 'id',
+        afterParam: pagination.afterParam ?? 'starting_after',
+        limitParam: pagination.limitParam ?? 'limit',
+        limit: pagination.limit,
+      };
+    case 'cursor':
+      return {
+        type: 'cursor',
+        cursorParam: pagination.cursorParam ?? 'cursor',
+        nextCursorField: pagination.nextCursorField ?? 'next_cursor',
+        limitParam: pagination.limitParam ?? 'limit',
+        limit: pagination.limit,
+      };
+    case 'page':
+      return {
+        type: 'page',
+        pageParam: pagination.pageParam ?? 'page',
+        sizeParam: pagination.sizeParam ?? 'size',
+        size: pagination.size,
+        firstPage: pagination.firstPage ?? 1,
+      };
+    default:
+      return { type: 'none' };
+  }
+}
+
 /** The one place where the defaults documented on {@link ApiSourceConfig} are applied. */
 export function resolveApiSourceConfig(config: ApiSourceConfig): ResolvedApiSourceConfig {
   const itemsField = config.itemsField ?? 'data';
-  const pagination = config.pagination ?? { type: 'none' };
   return {
     baseUrl: config.baseUrl,
     path: config.path,
     auth: resolveAuth(config.auth),
-    pagination:
-      pagination.type === 'next'
-        ? { type: 'next', nextField: pagination.nextField ?? 'next_page_uri' }
-        : pagination.type === 'link'
-          ? { type: 'link' }
-          : pagination.type === 'hasMore'
-            ? {
-                type: 'hasMore',
-                hasMoreField: pagination.hasMoreField ?? 'has_more',
-                idField: pagination.idField ?? 'id',
-                afterParam: pagination.afterParam ?? 'starting_after',
-                limitParam: pagination.limitParam ?? 'limit',
-                limit: pagination.limit,
-              }
-            : pagination.type === 'cursor'
-              ? {
-                  type: 'cursor',
-                  cursorParam: pagination.cursorParam ?? 'cursor',
-                  nextCursorField: pagination.nextCursorField ?? 'next_cursor',
-                  limitParam: pagination.limitParam ?? 'limit',
-                  limit: pagination.limit,
-                }
-              : pagination.type === 'page'
-                ? {
-                    type: 'page',
-                    pageParam: pagination.pageParam ?? 'page',
-                    sizeParam: pagination.sizeParam ?? 'size',
-                    size: pagination.size,
-                    firstPage: pagination.firstPage ?? 1,
-                  }
-                : { type: 'none' },
+    pagination: resolvePagination(config.pagination ?? { type: 'none' }),
     itemsField,
     query: config.query ?? {},
     window: {

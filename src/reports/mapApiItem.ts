@@ -10,7 +10,7 @@ import {
   type JsonValue,
   pathBlocked,
 } from './parseJsonKeepingNumbers.js';
-import type { PartnerRow, RejectedRow, RowItem } from './partnerRow.js';
+import { ignoredRow, type PartnerRow, type RejectedRow, type RowItem } from './partnerRow.js';
 import { classifyRow, kindColumns, type RowKind, type RowKindRule } from './rowKind.js';
 
 // One item -> one row or one rejection
@@ -144,18 +144,7 @@ export function mapApiItem(
     if (!classified.ok) return reject(classified.field, classified.reason);
     kind = classified.kind;
     // An inbound message, a fee or a payout says nothing about an intent: nothing else in it is checked.
-    if (kind === 'ignored') {
-      const row: PartnerRow = {
-        line,
-        reference,
-        partnerReference,
-        amount: null,
-        currency: null,
-        executedAt: null,
-        kind,
-      };
-      return { kind: 'row', row };
-    }
+    if (kind === 'ignored') return ignoredRow(line, reference, partnerReference);
   }
   if (reference === null && partnerReference === null) {
     return reject(

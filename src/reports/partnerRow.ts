@@ -76,3 +76,22 @@ export type ReportItem = RowItem | { kind: 'declaration'; coverage: ReportedCove
 
 /** A record of the report: a row, or a record the source could not accept. */
 export type RowItem = { kind: 'row'; row: PartnerRow } | { kind: 'rejected'; rejected: RejectedRow };
+
+/**
+ * A row that says nothing about an intent (a fee, a payout, an inbound message): its identifiers are kept,
+ * nothing else in it is read or checked.
+ */
+export function ignoredRow(line: number, reference: string | null, partnerReference: string | null): RowItem {
+  return {
+    kind: 'row',
+    row: {
+      line,
+      reference,
+      partnerReference,
+      amount: null,
+      currency: null,
+      executedAt: null,
+      kind: 'ignored',
+    },
+  };
+}

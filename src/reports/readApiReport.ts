@@ -76,23 +76,13 @@ async function* readPages(
     listing.searchParams.set(resolved.window.toParam, write(to));
   }
 
-  /** Before asking for another page: `read` pages so far must leave room, and the deadline must not be past. */
-  const checkPage = (read: number, url: URL) => {
-    checkDeadline(url);
-    if (read >= resolved.maxPages) {
-      throw new PartnerApiError(
-        `partner ${options.partner}: the listing goes on past ${resolved.maxPages} pages (maxPages) and was ` +
-          'stopped: the partner may be handing out endless cursors; narrow the window, ask for bigger pages ' +
-          'or raise maxPages',
-        { code: 'too_many_pages', partner: options.partner, url: url.href, attempts: 0 },
-      );
-    }
-  };
-
   let line = 0;
   const pagination = resolved.pagination;
-  /** Past the cap with pages still to come: the listing is not read to its end, so it must not count. */
-  const capReached = (url: URL, _pageNumber: number) =>
+  /**
+   * Past the cap with pages still to come: the listing is not read to its end, so it must not count. The one
+   * cap check of every pagination, made once a page says another follows.
+   */
+  const capReached = (url: URL) =>
     new PartnerApiError(
       `partner ${options.partner}: the listing goes on past ${resolved.maxPages} pages (maxPages) and was ` +
         'stopped: the partner may be handing out endless cursors; narrow the window, ask for bigger pages ' +
@@ -119,7 +109,7 @@ async function* readPages(
     for (let pageNumber = 1; ; pageNumber += 1) {
       const where = `at page ${pageNumber}`;
       const url = new URL(listing);
-      checkPage(pageNumber - 1, url);
+      checkDeadline(url);
       if (cursor !== undefined) url.searchParams.set(pagination.cursorParam, cursor);
       const page = await client.getJson(url, where);
       const items = itemsOf(page.body, resolved.itemsField, client, url, where);
@@ -147,7 +137,7 @@ async function* readPages(
           { code: 'cursor_repeated', partner: options.partner, url: url.href, attempts: page.attempts },
         );
       }
-      if (pageNumber >= resolved.maxPages) throw capReached(url, pageNumber);
+      if (pageNumber >= resolved.maxPages) throw capReached(url);
       seen.add(next);
       cursor = next;
     }
@@ -159,6 +149,7 @@ async function* readPages(
     let url = listing;
     for (let pageNumber = 1; ; pageNumber += 1) {
       const where = `at page ${pageNumber}`;
+      checkDeadline(url);
       const page = await client.getJson(url, where);
       const items = itemsOf(page.body, resolved.itemsField, client, url, where);
       options.logger?.debug?.(
@@ -183,7 +174,7 @@ async function* readPages(
           { code: 'cursor_repeated', partner: options.partner, url: url.href, attempts: page.attempts },
         );
       }
-      if (pageNumber >= resolved.maxPages) throw capReached(url, pageNumber);
+      if (pageNumber >= resolved.maxPages) throw capReached(url);
       seen.add(next.href);
       url = next;
     }
@@ -198,6 +189,7 @@ async function* readPages(
       const where = `at page ${pageNumber}`;
       const url = new URL(listing);
       if (after !== undefined) url.searchParams.set(pagination.afterParam, after);
+      checkDeadline(url);
       const page = await client.getJson(url, where);
       const items = itemsOf(page.body, resolved.itemsField, client, url, where);
       const hasMore = getPath(page.body, pagination.hasMoreField);
@@ -230,7 +222,7 @@ async function* readPages(
           { code: 'cursor_repeated', partner: options.partner, url: url.href, attempts: page.attempts },
         );
       }
-      if (pageNumber >= resolved.maxPages) throw capReached(url, pageNumber);
+      if (pageNumber >= resolved.maxPages) throw capReached(url);
       seen.add(last);
       after = last;
     }
@@ -243,7 +235,7 @@ async function* readPages(
   for (let pageNumber = pagination.firstPage; ; pageNumber += 1) {
     const where = `at page ${pageNumber}`;
     const url = new URL(listing);
-    checkPage(pageNumber - pagination.firstPage, url);
+    checkDeadline(url);
     url.searchParams.set(pagination.pageParam, String(pageNumber));
     const page = await client.getJson(url, where);
     const items = itemsOf(page.body, resolved.itemsField, client, url, where);
@@ -266,7 +258,7 @@ async function* readPages(
       yield mapApiItem(item, line, resolved.fields, options.timezone, resolved);
     }
     if (pagination.size !== undefined && items.length < pagination.size) return;
-    if (pageNumber - pagination.firstPage + 1 >= resolved.maxPages) throw capReached(url, pageNumber);
+    if (pageNumber - pagination.firstPage + 1 >= resolved.maxPages) throw capReached(url);
   }
 }
 

@@ -2,7 +2,7 @@ import { applyAmountConvention } from './amountConvention.js';
 import type { ResolvedCsvSourceConfig } from './csvSourceConfig.js';
 import { parseDecimal } from './parseDecimal.js';
 import { parseExecutedAt } from './parseExecutedAt.js';
-import type { PartnerRow, RejectedRow, ReportItem } from './partnerRow.js';
+import { ignoredRow, type PartnerRow, type RejectedRow, type ReportItem } from './partnerRow.js';
 import type { HeaderLayout } from './readHeader.js';
 import { classifyRow, type RowKind } from './rowKind.js';
 import { rowTimeZone } from './rowTimeZone.js';
@@ -50,18 +50,7 @@ export function toItem(cells: string[], line: number, context: RowContext): Repo
     if (!classified.ok) return reject(line, classified.field, classified.reason, identifiers);
     kind = classified.kind;
     // A fee, a payout or a batch total says nothing about an intent: nothing else in it is checked.
-    if (kind === 'ignored') {
-      const row: PartnerRow = {
-        line,
-        reference,
-        partnerReference,
-        amount: null,
-        currency: null,
-        executedAt: null,
-        kind,
-      };
-      return { kind: 'row', row };
-    }
+    if (kind === 'ignored') return ignoredRow(line, reference, partnerReference);
   }
   if (reference === null && partnerReference === null) {
     // Like an accepted row without identifiers, it can match no intent, so it says nothing about one.
