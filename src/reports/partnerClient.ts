@@ -1,9 +1,7 @@
 import type { Readable } from 'node:stream';
 import axios from 'axios';
-import { amountConventionProblems } from './amountConvention.js';
-import type { ResolvedApiSourceConfig } from './apiSourceConfig.js';
+import { apiSourceConfigProblems, type ResolvedApiSourceConfig } from './apiSourceConfig.js';
 import { PartnerApiError, withoutQuery } from './errors/PartnerApiError.js';
-import { CURRENCY } from './mapApiItem.js';
 import {
   describe,
   getPath,
@@ -12,7 +10,6 @@ import {
   parseJsonKeepingNumbers,
 } from './parseJsonKeepingNumbers.js';
 import type { ApiReadOptions } from './readApiReport.js';
-import { rowKindRuleProblems } from './rowKind.js';
 
 // HTTP: one GET with timeouts, retries and errors that never carry the token
 
@@ -65,50 +62,10 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
   const configError = (what: string) =>
     new PartnerApiError(`${prefix} ${what}`, { code: 'config', partner, url: base, attempts: 0 });
 
-  if (config.fields.reference === undefined && config.fields.partnerReference === undefined) {
-    throw configError('fields must name reference or partnerReference (or both); rows could not be matched');
-  }
-  if (typeof config.fields.currency === 'object' && !CURRENCY.test(config.fields.currency.value.trim())) {
-    throw configError(
-      `fields.currency.value "${config.fields.currency.value}" is not a 3-letter ISO 4217 code`,
-    );
-  }
-  if (config.kind !== undefined) {
-    const problems = rowKindRuleProblems(config.kind, 'kind');
-    if (problems.length > 0) throw configError(problems.join('; '));
-  }
-  const amountProblems = amountConventionProblems(config.amount, 'amount');
-  const amount = config.amount as Record<string, unknown> | undefined;
-  if (amount?.sign !== undefined || amount?.debitCredit !== undefined) {
-    amountProblems.push(
-      'amount.sign and amount.debitCredit are for CSV reports; an API item carries its sign',
-    );
-  }
-  if (amountProblems.length > 0) throw configError(amountProblems.join('; '));
-  for (const [name, value, positive] of [
-    ['timeoutMs', config.timeoutMs, true],
-    ['retries', config.retries, false],
-    ['retryBaseMs', config.retryBaseMs, false],
-    ['maxBodyBytes', config.maxBodyBytes, true],
-    ['maxPages', config.maxPages, true],
-    ['listingTimeoutMs', config.listingTimeoutMs, true],
-  ] as const) {
-    if (!Number.isSafeInteger(value) || value < 0 || (positive && value === 0)) {
-      throw configError(`${name} must be a ${positive ? 'positive' : 'non-negative'} integer`);
-    }
-  }
-  let parsedBase: URL | undefined;
-  try {
-    parsedBase = new URL(config.baseUrl);
-  } catch {
-    parsedBase = undefined;
-  }
-  if (!parsedBase || !/^https?:$/.test(parsedBase.protocol) || parsedBase.search || parsedBase.hash) {
-    throw configError(
-      `baseUrl "${withoutQuery(config.baseUrl)}" must be an absolute http(s) URL without query or fragment ` +
-        '(fixed parameters go in query)',
-    );
-  }
+  const problems = apiSourceConfigProblems(config);
+  if (problems.length > 0) throw configError(problems.join('; '));
+  // Checked just above: an absolute http(s) URL.
+  const parsedBase = new URL(config.baseUrl);
 
   const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': 'intent-ledger' };
   const secrets: string[] = [];
