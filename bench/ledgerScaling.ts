@@ -62,7 +62,9 @@ class Consumer {
     const child = spawn(process.execPath, [join(__dirname, 'ledgerScalingChild.js'), variant], {
       env: { ...process.env, DATABASE_URL: url },
     });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => log(`${variant} ${child.pid}: ${chunk.trim()}`));
+    child.stderr
+      .setEncoding('utf8')
+      .on('data', (chunk: string) => log(`${variant} ${child.pid}: ${chunk.trim()}`));
     const consumer = new Consumer(child);
     const first = await consumer.nextLine();
     if (first !== 'ready') throw new Error(`${variant} consumer said ${first}`);
@@ -106,13 +108,23 @@ function p99(values: number[]): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(0.99 * sorted.length) - 1))];
 }
 
-export async function benchLedgerScaling(server: BenchServer, options: ScalingOptions): Promise<ScalingResult> {
+export async function benchLedgerScaling(
+  server: BenchServer,
+  options: ScalingOptions,
+): Promise<ScalingResult> {
   const processes = options.processes ?? [1, 2, 4];
-  const timing = options.quick ? { rounds: 3, slotMs: 800, warmupMs: 500 } : { rounds: 6, slotMs: 2_000, warmupMs: 1_000 };
+  const timing = options.quick
+    ? { rounds: 3, slotMs: 800, warmupMs: 500 }
+    : { rounds: 6, slotMs: 2_000, warmupMs: 1_000 };
   const concurrencyPerProcess = 16;
   const database = await server.createDatabase('scaling');
   // Migrate once here; the consumers open the ledger without migrating, as replicas of a service do.
-  const migrated = await createLedger({ databaseUrl: database.url, leaseMs: LEASE_MS, owner: OWNER, logger: silentLogger });
+  const migrated = await createLedger({
+    databaseUrl: database.url,
+    leaseMs: LEASE_MS,
+    owner: OWNER,
+    logger: silentLogger,
+  });
   await migrated.close();
   const admin = new Client({ connectionString: database.url });
   await admin.connect();
@@ -121,8 +133,12 @@ export async function benchLedgerScaling(server: BenchServer, options: ScalingOp
   const entries: ScalingEntry[] = [];
   try {
     for (const n of processes) {
-      const ledgers = await Promise.all(Array.from({ length: n }, () => Consumer.start('ledger', database.url)));
-      const baselines = await Promise.all(Array.from({ length: n }, () => Consumer.start('baseline', database.url)));
+      const ledgers = await Promise.all(
+        Array.from({ length: n }, () => Consumer.start('ledger', database.url)),
+      );
+      const baselines = await Promise.all(
+        Array.from({ length: n }, () => Consumer.start('baseline', database.url)),
+      );
       try {
         await runGroup(ledgers, timing.warmupMs, concurrencyPerProcess);
         await runGroup(baselines, timing.warmupMs, concurrencyPerProcess);
@@ -131,7 +147,11 @@ export async function benchLedgerScaling(server: BenchServer, options: ScalingOp
         for (let r = 0; r < timing.rounds; r++) {
           const order = r % 2 === 0 ? (['ledger', 'baseline'] as const) : (['baseline', 'ledger'] as const);
           for (const name of order) {
-            const slot = await runGroup(name === 'ledger' ? ledgers : baselines, timing.slotMs, concurrencyPerProcess);
+            const slot = await runGroup(
+              name === 'ledger' ? ledgers : baselines,
+              timing.slotMs,
+              concurrencyPerProcess,
+            );
             measured[name].push(slot.opsPerSecond);
             for (const latency of slot.latencies) latencies[name].push(latency);
           }

@@ -89,7 +89,9 @@ async function main(): Promise<void> {
     build: buildDigest(join(__dirname, '../src')),
   };
   if (values.json) {
-    process.stdout.write(`${JSON.stringify(toJson(ledger, candidates, scaling, reconcile, machine, quick))}\n`);
+    process.stdout.write(
+      `${JSON.stringify(toJson(ledger, candidates, scaling, reconcile, machine, quick))}\n`,
+    );
   }
   const results = { started, machine, ledger, candidates, scaling, reconcile };
   const raw = join(tmpdir(), `intent-ledger-bench-${quick ? 'quick' : 'full'}.json`);

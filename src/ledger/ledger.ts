@@ -163,7 +163,8 @@ export class Ledger {
       const outcome: ClaimOutcome = first.claimed
         ? { claimed: true, ...first.row }
         : first.existing !== undefined &&
-            (first.existing.fingerprint !== print || !this.mayClaimAgain(first.existing, input.partnerHonoursKey))
+            (first.existing.fingerprint !== print ||
+              !this.mayClaimAgain(first.existing, input.partnerHonoursKey))
           ? { claimed: false, intent: first.existing }
           : await inDatabase('claiming', spec, () => reclaimIntent(this.pool, claimInput));
       if (outcome.claimed) {
