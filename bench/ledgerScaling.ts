@@ -31,7 +31,7 @@ interface GroupFigures {
   perRound: number[];
 }
 
-export interface ScalingEntry {
+interface ScalingEntry {
   processes: number;
   /** In-flight calls per process (its closed loop), each process with a pool of 10. */
   concurrencyPerProcess: number;

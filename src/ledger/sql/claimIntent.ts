@@ -16,7 +16,7 @@ export interface ClaimInput {
   partnerHonoursKey: boolean;
 }
 
-export interface ClaimedRow {
+interface ClaimedRow {
   id: string;
   attempt: number;
   lease_expires_at: Date;
