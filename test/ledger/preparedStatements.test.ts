@@ -54,9 +54,9 @@ describe('prepared statements: the claim and the completion are prepared once pe
       'intent_ledger_claim_new',
       'intent_ledger_complete_running',
     ]);
-    // The claim reads the key and inserts only when it found nothing, in one statement.
-    expect(prepared.rows[0].statement).to.match(/^WITH existing AS \(\s+SELECT /);
-    expect(prepared.rows[0].statement).to.match(/\bINSERT INTO intents \(/);
+    // The claim inserts, and reads the key only when the insert found it taken, in one statement.
+    expect(prepared.rows[0].statement).to.match(/^WITH claimed AS \(\s+INSERT INTO intents \(/);
+    expect(prepared.rows[0].statement).to.match(/\bFROM intents i\s+WHERE i\.partner = \$1 AND i\.key = \$3/);
     expect(prepared.rows[1].statement).to.match(/^UPDATE intents\s/);
   });
 

@@ -44,17 +44,11 @@ export type FirstClaimOutcome =
 
 const CLAIM_OR_READ = preparedStatement(
   'intent_ledger_claim_new',
-  `WITH existing AS (
-       SELECT i.id, i.attempt, i.lease_expires_at, i.status, i.fingerprint, i.partner_honours_key,
-              i.partner_reference, i.response, i.reason, ${leaseRunning('i')} AS lease_running
-         FROM intents i
-        WHERE i.partner = $1 AND i.key = $3
-     ), claimed AS (
+  `WITH claimed AS (
        INSERT INTO intents (partner, operation, key, fingerprint, reference, amount, currency, status, attempt,
                             lease_expires_at, owner, partner_honours_key)
-       SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::numeric, $7::text, 'in_progress', 1,
-              now() + $8::float8 * interval '1 millisecond', $9::text, $10::boolean
-        WHERE NOT EXISTS (SELECT 1 FROM existing)
+       VALUES ($1, $2, $3, $4, $5, $6::numeric, $7, 'in_progress', 1, now() + $8::float8 * interval '1 millisecond',
+               $9, $10)
        ON CONFLICT ON CONSTRAINT intents_partner_key_unique DO NOTHING
        RETURNING id, attempt, lease_expires_at
      )
@@ -63,7 +57,10 @@ const CLAIM_OR_READ = preparedStatement(
           NULL::jsonb AS reason, true AS lease_running
      FROM claimed c
    UNION ALL
-   SELECT false, e.* FROM existing e`,
+   SELECT false, i.id, i.attempt, i.lease_expires_at, i.status, i.fingerprint, i.partner_honours_key,
+          i.partner_reference, i.response, i.reason, ${leaseRunning('i')}
+     FROM intents i
+    WHERE i.partner = $1 AND i.key = $3 AND NOT EXISTS (SELECT 1 FROM claimed)`,
 );
 
 /**
@@ -77,14 +74,13 @@ const CLAIM_OR_READ = preparedStatement(
  * attempt row is written until the attempt ends other than by completing (migration 0006).
  *
  * Why the read in the same statement: a duplicate delivery of a settled key (the common case this product
- * exists for) is then one prepared round trip, an index lookup with no insert tried, no lock and no WAL. The
- * read and the insert share the statement's snapshot, so a contender's insert committed after that snapshot
- * is invisible to the read and stops the insert at the unique index: the statement then returns no row at
- * all, and the caller reads again with {@link reclaimIntent} (a new statement, a new snapshot). Read first
- * rather than insert first and read on a conflict: the other order made a replay pay the insert's conflict
- * check too, about half again the server time of this one, while what either order costs a new key was
- * within the benchmark's noise (docs/PERFORMANCE.md, "The ledger's hot path"; bench/ledgerCandidates.ts
- * measures both).
+ * exists for) is then one prepared round trip: the insert finds the key taken (no lock, no WAL) and the read,
+ * which runs only then, returns the row. Insert first, read on a conflict, rather than read first: a new key
+ * then pays almost nothing for the read, where reading first cost every new key a visible share of the
+ * server's time (docs/PERFORMANCE.md, "The ledger's hot path"). The read sees the statement's snapshot, so a
+ * contender's insert that committed while ours waited on it at the unique index is invisible to it: the
+ * statement then returns no row at all, and the caller reads again with {@link reclaimIntent} (a new
+ * statement, a new snapshot).
  *
  * Why DO NOTHING and a separate re-claim ({@link reclaimIntent}) rather than one `ON CONFLICT DO UPDATE ...
  * WHERE <claimable>`: DO UPDATE locks the existing row even when its WHERE is false, so every duplicate
