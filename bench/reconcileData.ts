@@ -110,7 +110,7 @@ export async function generateIntents(client: Client, n: number, window: Window)
             status, partner_reference,
             CASE status WHEN 'unknown' THEN '{"detail":"timeout"}'::jsonb
                         WHEN 'rejected' THEN '{"message":"card declined"}'::jsonb END
-       FROM intents WHERE partner = $1 AND status IN ('unknown', 'rejected') ORDER BY id`,
+       FROM intents WHERE partner = $1 AND status IN ('unknown', 'rejected') AND key LIKE 'order-%' ORDER BY id`,
     [PARTNER],
   );
   // What autovacuum would have done long before a nightly run: statistics and the visibility map.
@@ -224,4 +224,57 @@ export function expectedOutcome(n: number): ExpectedOutcome {
     if (row === 'duplicate') d.duplicate_execution++;
   }
   return expected;
+}
+
+/**
+ * `n` settled intents of history for `--history N`: the partner's earlier days, created in the 90 days
+ * before the window (so outside every coverage the benchmark declares), settled long ago, and the records
+ * earlier runs stored for them, as a ledger that has run for months holds them. 99% completed with their
+ * execution on record in `partner_records`, 1% rejected (with their attempt rows). None is `not_executed`:
+ * the planner's statistics then say what they say on a real ledger the moment a run marks thousands of
+ * intents not executed, that there are (almost) none. Written before {@link generateIntents}, so history
+ * has the lower ids, as it would; generateIntents' VACUUM ANALYZE covers these rows too.
+ */
+export async function generateHistory(client: Client, n: number, window: Window): Promise<void> {
+  if (n <= 0) return;
+  const spanMs = 90 * 24 * 3_600_000;
+  const from = new Date(window.from.getTime() - 24 * 3_600_000 - spanMs);
+  await client.query(
+    `INSERT INTO intents (partner, operation, key, fingerprint, reference, amount, currency, status, attempt,
+                          lease_expires_at, owner, attempt_started_at, partner_reference, reason, resolved_by,
+                          created_at, updated_at, settled_at)
+     SELECT $1, 'charge', 'history-' || g || ':charge', md5('h' || g), 'history-' || g,
+            round((1000 + (g::bigint * 7919) % 500000)::numeric / 100, 2), 'BRL', status, 1,
+            at + interval '30 seconds', 'bench', at,
+            CASE WHEN status = 'completed' THEN 'H' || lpad(g::text, 9, '0') END,
+            CASE WHEN status = 'rejected' THEN '{"message":"card declined"}'::jsonb END,
+            'caller', at, at + interval '1 second', at + interval '1 second'
+       FROM (SELECT g, CASE WHEN g % 100 = 0 THEN 'rejected' ELSE 'completed' END AS status,
+                    $2::timestamptz + ((g - 1)::bigint * $3 / $4) * interval '1 millisecond' AS at
+               FROM generate_series(1, $4::bigint) AS g) AS fate
+      ORDER BY g`,
+    [PARTNER, from.toISOString(), spanMs, n],
+  );
+  await client.query(
+    `INSERT INTO intent_attempts (intent_id, attempt, owner, started_at, lease_expires_at, ended_at, outcome, error)
+     SELECT id, 1, 'bench', attempt_started_at, lease_expires_at, settled_at, status, reason
+       FROM intents WHERE partner = $1 AND status = 'rejected' AND key LIKE 'history-%' ORDER BY id`,
+    [PARTNER],
+  );
+  const { rows } = await client.query<{ id: string }>(
+    `INSERT INTO reconciliation_runs (partner, trigger, source, status, started_at, finished_at)
+     VALUES ($1, 'schedule', 'history', 'succeeded', $2, $2) RETURNING id`,
+    [PARTNER, window.from.toISOString()],
+  );
+  await client.query(
+    `INSERT INTO partner_records (partner, identity, run_id, line, reference, partner_reference, amount, currency,
+                                  executed_at, intent_id, recorded_at)
+     SELECT partner, partner_reference || '|' || reference || '#1', $2, row_number() OVER (ORDER BY id),
+            reference, partner_reference, amount, currency, attempt_started_at + interval '5 seconds', id,
+            settled_at + interval '1 day'
+       FROM intents WHERE partner = $1 AND status = 'completed' AND key LIKE 'history-%' ORDER BY id`,
+    [PARTNER, rows[0].id],
+  );
+  await client.query('VACUUM (ANALYZE) partner_records');
+  await client.query('VACUUM (ANALYZE) reconciliation_runs');
 }

@@ -1,9 +1,10 @@
 /**
  * `npm run bench`: both benchmarks on one throwaway PostgreSQL (or `BENCH_DATABASE_URL`), then
- * bench/RESULTS.md. `npm run bench -- --quick --json`: a small version (under a minute) that prints one
+ * bench/RESULTS.md. `npm run bench -- --quick --json`: a small version (a few minutes) that prints one
  * JSON object on stdout and everything else on stderr.
  *
  * Flags: --quick, --json, --only ledger|reconcile, --rows N (reconcile size; the N/10 run follows),
+ * --history N (settled intents of history for the reconcile history comparison; 0 skips it),
  * --profile (CPU profile of the reconcile child and auto_explain of its slow statements, even when every
  * target is met), --candidates (measure the candidate fixes of the ledger's SQL; always on without --quick),
  * --scaling (ledger and baseline from 1, 2 and 4 processes each; always on without --quick),
@@ -29,6 +30,7 @@ async function main(): Promise<void> {
       json: { type: 'boolean', default: false },
       only: { type: 'string' },
       rows: { type: 'string' },
+      history: { type: 'string' },
       profile: { type: 'boolean', default: false },
       candidates: { type: 'boolean', default: false },
       scaling: { type: 'boolean', default: false },
@@ -74,6 +76,7 @@ async function main(): Promise<void> {
       reconcile = await benchReconcile(server, {
         quick,
         rows: values.rows === undefined ? undefined : Number(values.rows),
+        history: values.history === undefined ? undefined : Number(values.history),
         profile: values.profile,
       });
     }
@@ -156,12 +159,15 @@ function toJson(
       rowsPerSecond: reconcile.main.engine.rowsPerSecond,
       floorSeconds: reconcile.main.floor.seconds,
       floorRatio: reconcile.main.floorRatio,
+      durableFloorSeconds: reconcile.main.durableFloor.seconds,
+      durableFloorRatio: reconcile.main.durableFloorRatio,
       peakRssMb: reconcile.main.engine.peakRssMb,
       smallRows: reconcile.small?.rows,
       smallPeakRssMb: reconcile.small?.engine.peakRssMb,
       memoryRatio: reconcile.memoryRatio,
       targetsMet: Object.values(reconcile.targets).every((target) => target.met),
       targets: reconcile.targets,
+      history: reconcile.history,
       differences: reconcile.main.differences,
       engineWithoutTimeout: reconcile.main.engineWithoutTimeout && {
         seconds: reconcile.main.engineWithoutTimeout.seconds,

@@ -18,8 +18,10 @@ import { defineReconciler } from '../src/reconcile/reconcilerConfig.js';
  * - Row kinds from `Type`: `Settled` / `SettledBulk` are executions; refunds, chargebacks and their reversals
  *   are reversals; fees, costs, payouts and corrections are ignored. Any other type is rejected, never guessed.
  * - `Creation Date` is `yyyy-MM-dd HH:mm:ss` in the account's time zone setting, named per row in `TimeZone`
- *   (CET / CEST for an account on Amsterdam time): `timezone` must be that setting. The row's TimeZone column
- *   is not read yet, so the hour repeated when summer time ends is read as the first of the two.
+ *   (CET / CEST for an account on Amsterdam time), which is read as its fixed offset (`columns.timeZone`): the
+ *   hour repeated when summer time ends is told apart (2026-10-25 02:30:00 CEST is 00:30Z, the same wall clock
+ *   in CET 01:30Z). A row whose TimeZone is empty, unknown or an abbreviation of several meanings (`IST`) is
+ *   rejected. `timezone` (the account's setting) is for the schedule.
  * - Files are named by batch (`settlement_detail_report_batch_4.csv`) and carry no period: no coverage is
  *   declared, so a report completes the intents it shows and proves none absent.
  */
@@ -41,6 +43,7 @@ export default defineReconciler({
       partnerReference: 'Psp Reference',
       currency: 'Gross Currency',
       executedAt: 'Creation Date',
+      timeZone: 'TimeZone',
     },
     amount: { debitCredit: { debit: 'Gross Debit (GC)', credit: 'Gross Credit (GC)' } },
     kind: {

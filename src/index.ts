@@ -2,6 +2,12 @@
  * intent-ledger: call partners that cannot deduplicate, exactly once, from at-least-once consumers.
  * Public API; everything else is internal.
  */
+
+export {
+  type ApprovalThreshold,
+  currentApprovalThresholds,
+  setApprovalThreshold,
+} from './discrepancies/approvalThresholds.js';
 export { type Classification, type Classifier, defaultClassify } from './ledger/classify.js';
 export { createLedger } from './ledger/createLedger.js';
 export type { InboxResult } from './ledger/inbox.js';

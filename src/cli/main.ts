@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { ackCommand, ackUsage } from './commands/ackCommand.js';
+import { approvalThresholdCommand, approvalThresholdUsage } from './commands/approvalThresholdCommand.js';
 import { demoCommand, demoUsage } from './commands/demoCommand.js';
 import { discrepanciesCommand, discrepanciesUsage } from './commands/discrepanciesCommand.js';
 import { discrepancyCommand, discrepancyUsage } from './commands/discrepancyCommand.js';
@@ -26,6 +27,7 @@ const COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; usage
   dismiss: { run: dismissCommand, usage: dismissUsage },
   serve: { run: serveCommand, usage: serveUsage },
   users: { run: usersCommand, usage: usersUsage },
+  'approval-threshold': { run: approvalThresholdCommand, usage: approvalThresholdUsage },
   purge: { run: purgeCommand, usage: purgeUsage },
 };
 

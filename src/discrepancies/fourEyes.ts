@@ -2,8 +2,8 @@
  * Four eyes on big money: resolving or dismissing a discrepancy whose amount at risk is above a threshold
  * is first a proposal (table `discrepancy_proposals`, migration 0010), applied only when a second resolver,
  * not the one who proposed it, approves it. The history keeps the proposal and the approval (or rejection),
- * each with its person and note. The review site applies this when `createReviewServer` gets an
- * `approvalThreshold`.
+ * each with its person and note. The thresholds are the ledger's (approvalThresholds.ts, migration 0016), and a
+ * trigger refuses the change to anyone who skips the proposal; the review site may ask for a lower one.
  */
 import type { PoolClient } from 'pg';
 import type { Queryable } from '../database/queryable.js';
@@ -27,31 +27,38 @@ export interface Proposal {
   proposedAt: Date;
 }
 
-/** Whether the discrepancy's amount at risk (in its own currency) is above `threshold`, compared as `numeric`. */
-export async function aboveThreshold(db: Queryable, id: string, threshold: string): Promise<boolean> {
+/**
+ * Whether the discrepancy's amount at risk (in its own currency) is above the threshold in force for that
+ * currency (see approvalThresholds.ts), or above `stricterThreshold` (a review site may ask for four eyes
+ * below the ledger's threshold, never above it), compared as `numeric`.
+ */
+export async function aboveThreshold(
+  db: Queryable,
+  id: string,
+  stricterThreshold?: string,
+): Promise<boolean> {
   const result = await db.query<{ big: boolean }>(
-    'SELECT coalesce(abs(amount_at_risk) > $2::numeric, false) AS big FROM discrepancies WHERE id = $1',
-    [id, threshold],
+    `SELECT coalesce(abs(amount_at_risk) > least(approval_threshold_for(currency), $2::numeric), false) AS big
+       FROM discrepancies WHERE id = $1`,
+    [id, stricterThreshold ?? null],
   );
   return result.rows[0]?.big ?? false;
 }
 
 /** The proposal waiting for a second resolver, if any. */
 export async function pendingProposal(db: Queryable, id: string): Promise<Proposal | null> {
-  {
-    const result = await db.query<{
-      action: ApprovableAction;
-      proposed_by: string;
-      note: string;
-      proposed_at: Date;
-    }>('SELECT action, proposed_by, note, proposed_at FROM discrepancy_proposals WHERE discrepancy_id = $1', [
-      id,
-    ]);
-    const row = result.rows[0];
-    return row
-      ? { action: row.action, proposedBy: row.proposed_by, note: row.note, proposedAt: row.proposed_at }
-      : null;
-  }
+  const result = await db.query<{
+    action: ApprovableAction;
+    proposed_by: string;
+    note: string;
+    proposed_at: Date;
+  }>('SELECT action, proposed_by, note, proposed_at FROM discrepancy_proposals WHERE discrepancy_id = $1', [
+    id,
+  ]);
+  const row = result.rows[0];
+  return row
+    ? { action: row.action, proposedBy: row.proposed_by, note: row.note, proposedAt: row.proposed_at }
+    : null;
 }
 
 /**
@@ -135,6 +142,9 @@ export async function decideProposal(
         `discrepancy ${id} is ${status}: it cannot be ${proposal.action}d`,
       );
     const to = TRANSITIONS[proposal.action].to;
+    // Tells the four-eyes trigger (migration 0016) that this change is a second resolver's approval; local
+    // to this transaction, and to this one discrepancy.
+    await client.query("SELECT set_config('intent_ledger.approved_discrepancy', $1, true)", [id]);
     await client.query('UPDATE discrepancies SET status = $2, updated_at = now() WHERE id = $1', [id, to]);
     await history(
       client,

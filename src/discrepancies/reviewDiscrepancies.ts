@@ -24,7 +24,9 @@ export type TransactionalDb = Pick<Pool, 'connect'>;
  * Applies `action` to every id in ONE transaction, all or nothing. Rows are locked `FOR UPDATE` in id order,
  * so concurrent bulk requests never deadlock; states are checked under the lock. When any id does not exist
  * or is in a state the action does not start from, nothing changes and a {@link DiscrepancyTransitionError}
- * lists each offending id with its current state. Each change appends a `discrepancy_history` row (from,
+ * lists each offending id with its current state. Resolving or dismissing a discrepancy above its currency's
+ * approval threshold (approvalThresholds.ts) is refused the same way (`DISCREPANCY_APPROVAL_REQUIRED`): it
+ * is a proposal for a second resolver (fourEyes.ts `propose`), never one person's decision. Each change appends a `discrepancy_history` row (from,
  * to, actor, note, assignee) and bumps `updated_at`. Returns the changed ids in id order.
  */
 export async function reviewDiscrepancies(
@@ -125,18 +127,36 @@ async function changeLocked(
   // ORDER BY id with FOR UPDATE: PostgreSQL locks rows in the order it returns them, so every request locks
   // in the same global order and two bulk requests on overlapping ids wait for each other instead of
   // deadlocking. Statuses read here are the committed ones after any wait.
-  const locked = await client.query<{ id: string; status: DiscrepancyStatus }>(
-    'SELECT id, status FROM discrepancies WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE',
+  // The threshold is read here, under the lock, so the refusal names it; the four-eyes trigger (migration
+  // 0016) would refuse the same rows anyway, with a message a person cannot act on as easily.
+  const locked = await client.query<{
+    id: string;
+    status: DiscrepancyStatus;
+    threshold: string | null;
+    big: boolean;
+  }>(
+    `SELECT id, status, approval_threshold_for(currency)::text AS threshold,
+            coalesce(abs(amount_at_risk) > approval_threshold_for(currency), false) AS big
+       FROM discrepancies WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`,
     [ids],
   );
-  const found = new Map(locked.rows.map((row) => [row.id, row.status]));
+  const found = new Map(locked.rows.map((row) => [row.id, row]));
+  const needsApproval = action === 'resolve' || action === 'dismiss';
   const refused: RefusedDiscrepancy[] = [
     ...invalid.map((id) => ({ id, status: null, reason: 'DISCREPANCY_NOT_FOUND' as const })),
   ];
   for (const id of ids) {
-    const status = found.get(id);
-    if (status === undefined) refused.push({ id, status: null, reason: 'DISCREPANCY_NOT_FOUND' });
-    else if (!allowed(status)) refused.push({ id, status, reason: 'DISCREPANCY_TRANSITION_NOT_ALLOWED' });
+    const row = found.get(id);
+    if (row === undefined) refused.push({ id, status: null, reason: 'DISCREPANCY_NOT_FOUND' });
+    else if (!allowed(row.status))
+      refused.push({ id, status: row.status, reason: 'DISCREPANCY_TRANSITION_NOT_ALLOWED' });
+    else if (needsApproval && row.big)
+      refused.push({
+        id,
+        status: row.status,
+        reason: 'DISCREPANCY_APPROVAL_REQUIRED',
+        threshold: row.threshold ?? undefined,
+      });
   }
   if (refused.length > 0) throw new DiscrepancyTransitionError(action, refused);
 

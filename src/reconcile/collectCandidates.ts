@@ -1,5 +1,6 @@
 import type { Queryable } from '../database/queryable.js';
 import type { Coverage } from './coverage.js';
+import { probeOrJoin, probesTable } from './probeOrJoin.js';
 import type { ResolvedMatch } from './runSettings.js';
 import { notKnown } from './storePartnerRecords.js';
 import { stuckCondition } from './stuckCondition.js';
@@ -92,16 +93,22 @@ export async function collectCandidates(db: Queryable, input: CandidateInput): P
   );
   if (!input.lookup) {
     // The matched completed intents not collected above: with a coverage, those settled before it (usually
-    // none, found through intents_settled_at instead of checking every match against every candidate,
-    // which took seconds: docs/PERFORMANCE.md, "Staging and deciding a report"). Completed, so never stuck:
-    // that condition only keeps every parameter typed.
+    // a handful). Completed, so never stuck: that condition only keeps every parameter typed.
+    // The matches are first narrowed to the intents not collected yet (an anti join of two run tables, with
+    // statistics: rec_intents is ANALYZEd for it), so that with a coverage the intents are read by primary
+    // key for those few. Written as "matched, and settled before the coverage", PostgreSQL was free to
+    // read `intents_settled_at` for every intent settled before the coverage, which on a ledger with
+    // months of history is millions of index entries for a handful of matches (docs/PERFORMANCE.md, "Cost
+    // independent of history"). Without a coverage nearly every match is left, and a hash join is right.
     const notCollected = inCoverage ? 'AND i.settled_at < $5::timestamptz' : '';
+    await db.query('ANALYZE rec_intents');
     await db.query(
       `INSERT INTO rec_intents
        SELECT ${columns}
          FROM intents i
         WHERE i.partner = $1 AND i.status = 'completed' ${notCollected}
-          AND i.id IN (SELECT m.intent_id FROM rec_match m)
+          AND i.id IN (SELECT m.intent_id FROM rec_match m
+                        WHERE NOT EXISTS (SELECT 1 FROM rec_intents c WHERE c.intent_id = m.intent_id))
           AND NOT ${stuckCondition('i', '$3')}`,
       params,
     );
@@ -189,15 +196,37 @@ function notRejected(match: ResolvedMatch): string {
  * `partner_records` (a million rows the planner knows nothing about yet, read right after writing them):
  * this function before, from what earlier runs stored (`partner_records`, and `rec_known` for this
  * report's rows among them), and {@link collectNewEvidence} after, from the report's new rows.
+ *
+ * Its plan: the candidates' stored records through the `partner_records_intent` index, one probe per
+ * candidate, unless the table is of the candidates' size ({@link probesTable}). The table holds the records
+ * of every earlier report, and a hash join read all of it, seconds per run on a ledger with months of
+ * history (docs/PERFORMANCE.md, "Cost independent of history").
  */
 export async function collectStoredEvidence(db: Queryable): Promise<void> {
+  const records = probeOrJoin(
+    await probesTable(db, 'partner_records', 'rec_intents'),
+    'partner_records',
+    'pr',
+    [
+      'id',
+      'identity',
+      'line',
+      'run_id',
+      'reference',
+      'partner_reference',
+      'amount',
+      'currency',
+      'executed_at',
+    ],
+    `pr.intent_id = c.intent_id AND pr.kind = 'execution'`,
+  );
   await db.query(
     `CREATE TEMP TABLE rec_evidence ON COMMIT DROP AS
      SELECT c.intent_id, pr.id AS record_id, pr.identity, pr.line, pr.run_id, pr.reference,
             pr.partner_reference, pr.amount, pr.currency, pr.executed_at,
             ${differs('pr')}
        FROM rec_intents c
-       JOIN partner_records pr ON pr.intent_id = c.intent_id AND pr.kind = 'execution'
+       ${records}
      UNION ALL
      SELECT c.intent_id, k.record_id, k.identity, k.line, k.run_id, k.reference,
             k.partner_reference, k.amount, k.currency, k.executed_at, ${differs('k')}

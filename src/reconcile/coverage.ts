@@ -1,6 +1,7 @@
 import { basename } from 'node:path';
 import { DateTime } from 'luxon';
 import type { Queryable } from '../database/queryable.js';
+import type { ReportedPeriod } from './reportedCoverage.js';
 import type { DeclaredCoverage, RunSettings } from './runSettings.js';
 
 export interface Coverage {
@@ -43,13 +44,14 @@ export async function apiWindow(db: Queryable, settings: RunSettings): Promise<C
 
 /**
  * What the report declares it is complete for (invariant 9: absence needs proof): the reconciler's fixed
- * period, the date in the file's name, or the window an API listing was asked for; never the times of the
- * report's rows. Capped at the run's start (the transaction's `now()`): nobody can have reported what had
- * not happened yet when the run began.
+ * period, the date in the file's name, the window an API listing was asked for, or (`{ fromReport: true }`)
+ * what the report's own contents declared (`reported`, known only once it has been read); never the times
+ * of the report's rows. Capped at the run's start (the transaction's `now()`): nobody can have reported
+ * what had not happened yet when the run began.
  */
 export async function declaredCoverage(
   db: Queryable,
-  input: { settings: RunSettings; file?: string; window?: Coverage },
+  input: { settings: RunSettings; file?: string; window?: Coverage; reported?: ReportedPeriod },
 ): Promise<CoverageDecision> {
   const { settings } = input;
   if (input.window) return { coverage: await capAtRunStart(db, input.window), warning: null };
@@ -63,6 +65,7 @@ export async function declaredCoverage(
     };
   }
   if (declaration.type === 'fixed') return { coverage: await capAtRunStart(db, declaration), warning: null };
+  if (declaration.type === 'report') return reportedCoverage(db, input.reported, input.file);
   const period =
     input.file === undefined ? undefined : periodInFileName(input.file, declaration, settings.timezone);
   if (!period) {
@@ -77,6 +80,41 @@ export async function declaredCoverage(
     : {
         coverage: null,
         warning: 'the file declares a period that starts after this run began: no intent is proven absent',
+      };
+}
+
+/**
+ * `{ fromReport: true }`: the period the report's own declarations share. A report that was to declare one
+ * and did not (a section header left out, a file cut before it) proves nothing absent: a warning, never a
+ * period guessed from its rows.
+ */
+async function reportedCoverage(
+  db: Queryable,
+  reported: ReportedPeriod | undefined,
+  file: string | undefined,
+): Promise<CoverageDecision> {
+  const name = file === undefined ? 'the report' : JSON.stringify(basename(file));
+  if (!reported) {
+    return {
+      coverage: null,
+      warning: `the reconciler takes the coverage from the report (coverage: { fromReport: true }), but ${name} declares none: no intent is proven absent`,
+    };
+  }
+  if (reported.unclosed) {
+    return { coverage: null, warning: `${name}: ${reported.unclosed}: no intent is proven absent` };
+  }
+  if (reported.from > reported.to) {
+    return {
+      coverage: null,
+      warning: `the ${reported.declarations} coverage declarations of ${name} share no period: no intent is proven absent`,
+    };
+  }
+  const capped = await capAtRunStart(db, reported);
+  return capped
+    ? { coverage: capped, warning: null }
+    : {
+        coverage: null,
+        warning: `${name} declares a period that starts after this run began: no intent is proven absent`,
       };
 }
 

@@ -189,7 +189,19 @@ async function flagMissing(db: Queryable, coverage: Coverage): Promise<void> {
  * with its match and intent, and the records by identity in partner_records, which has no statistics yet
  * for the rows just stored, and took seconds for a few orphans (docs/PERFORMANCE.md, "Staging and deciding
  * a report").
- * Statuses of matched intents are read again, except those of settled candidates (`completed` is final).
+ *
+ * A matched row's intent is read by primary key from the report side, one index probe per row that could
+ * be an orphan, in a LATERAL subquery that OFFSET 0 keeps PostgreSQL from flattening into a join (and
+ * the rows to probe are chosen first, in a subquery kept whole the same way). Joined
+ * the ordinary way, the planner chose its plan from statistics that cannot know what this very run just
+ * did: it marked thousands of intents `not_executed` a moment ago, the statistics of `intents` (millions
+ * of rows of history) still said there were none, and the planner started from those intents and scanned
+ * the report once for each of them, a nested loop that took most of a run (issue #15; docs/PERFORMANCE.md,
+ * "Cost independent of history"). The rows probed are only those whose intent is neither a settled
+ * candidate (`completed` is final) nor one this run has just completed (`rec_resolved`): both are known
+ * not to be rejected or not executed, and leaving them out is what keeps the probes few. Every table this
+ * reads besides `intents` is one of the run's own, ANALYZEd when it was built.
+ * Statuses of the other matched intents are read again: a caller may have settled one meanwhile.
  */
 async function flagOrphans(db: Queryable, input: { partner: string; source: string }): Promise<void> {
   await db.query(
@@ -201,10 +213,15 @@ async function flagOrphans(db: Queryable, input: { partner: string; source: stri
         AND NOT EXISTS (SELECT 1 FROM rec_ambiguous a WHERE a.line = r.line)
      UNION ALL
      SELECT r.*, i.attempt, i.status, i.reference, i.amount, i.currency
-       FROM rec_report r
-       JOIN intents i ON i.id = r.intent_id
-      WHERE i.status IN ('rejected', 'not_executed')
-        AND NOT EXISTS (SELECT 1 FROM rec_intents c WHERE c.intent_id = r.intent_id AND c.role = 'settled')`,
+       FROM (SELECT r.* FROM rec_report r
+              WHERE r.intent_id IS NOT NULL
+                AND NOT EXISTS (SELECT 1 FROM rec_intents c WHERE c.intent_id = r.intent_id AND c.role = 'settled')
+                AND NOT EXISTS (SELECT 1 FROM rec_resolved s
+                                 WHERE s.intent_id = r.intent_id AND s.resolution = 'completed')
+             OFFSET 0) r
+      CROSS JOIN LATERAL (SELECT i.attempt, i.status, i.reference, i.amount, i.currency
+                            FROM intents i WHERE i.id = r.intent_id OFFSET 0) i
+      WHERE i.status IN ('rejected', 'not_executed')`,
   );
   await db.query('ANALYZE rec_orphans');
   await db.query(

@@ -1,4 +1,5 @@
 import type { Queryable } from '../database/queryable.js';
+import { probeOrJoin, probesTable } from './probeOrJoin.js';
 
 /** What matching made of a report: rows given to one intent, and rows that could be several intents'. */
 export interface MatchOutcome {
@@ -61,6 +62,11 @@ function candidateColumns(executedAt: string, skew: string): string {
  * (see {@link DECIDE} for which intent a row goes to). Runs before identifyRows, which writes each row's
  * intent into `rec_report` (see prepareReport). An equality join on the intents' (partner, reference) or
  * (partner, partner_reference) index, then one window over the candidates of each row.
+ *
+ * Its plan: one index probe per row when the report is small beside the ledger's intents, a join when they
+ * are of a size ({@link probesTable}). Left to the planner, it hashed every intent of the partner, history
+ * included, for a report a small fraction of their size: a run's cost then grew with the ledger's age
+ * (docs/PERFORMANCE.md, "Cost independent of history").
  */
 export async function matchStagedRows(
   db: Queryable,
@@ -69,12 +75,23 @@ export async function matchStagedRows(
   clockSkewMs: number,
 ): Promise<MatchOutcome> {
   const column = by === 'reference' ? 'reference' : 'partner_reference';
+  // Autovacuum never analyzes temp tables: without this the planner guesses the report's size from its
+  // pages, and whether to probe intents' index once per row or hash the partner's intents hinges on it.
+  await db.query('ANALYZE rec_staged');
+  const probe = await probesTable(db, 'intents', 'rec_staged');
+  const intents = probeOrJoin(
+    probe,
+    'intents',
+    'i',
+    ['id', 'partner_reference', 'created_at', 'status'],
+    `i.partner = $1 AND i.${column} = r.${column}`,
+  );
   await db.query(
     `CREATE TEMP TABLE rec_candidates ON COMMIT DROP AS
      SELECT r.line, i.id AS intent_id, true AS strict,
             ${candidateColumns(`to_timestamp(r.executed_at_ms / 1000.0)`, '$2')}
        FROM rec_staged r
-       JOIN intents i ON i.partner = $1 AND i.${column} = r.${column}`,
+       ${intents}`,
     [partner, clockSkewMs],
   );
   return decide(db);
@@ -104,14 +121,28 @@ export async function matchReportByAmount(
   },
   clockSkewMs: number,
 ): Promise<MatchOutcome> {
+  // Two disjoint halves, each on an index that holds no history: an intent is either unsettled
+  // (`intents_unsettled`) or settled, and a settled one's settled_at is never before its attempt's start,
+  // so those whose attempt started inside the span are among those settled since its start
+  // (`intents_settled_at`). As one filter on attempt_started_at, which no index holds, this read every
+  // intent of the partner, months of history included (docs/PERFORMANCE.md, "Cost independent of history").
+  // The span is read first and passed as values, so the planner sees how recent it is, not a guess.
+  const span = await db.query<{ lo: Date | null; hi: Date | null }>(
+    'SELECT min(executed_at) AS lo, max(executed_at) AS hi FROM rec_report',
+  );
+  const fits = `i.partner = $1 AND i.amount IS NOT NULL AND i.currency IS NOT NULL
+        AND i.attempt_started_at BETWEEN $3::timestamptz - $2 * interval '1 millisecond'
+                                     AND $4::timestamptz + $2 * interval '1 millisecond'`;
   await db.query(
     `CREATE TEMP TABLE rec_amount_intents ON COMMIT DROP AS
      SELECT i.id AS intent_id, i.amount, i.currency, i.attempt_started_at AS started_at
        FROM intents i
-      CROSS JOIN (SELECT min(executed_at) AS lo, max(executed_at) AS hi FROM rec_report) span
-      WHERE i.partner = $1 AND i.amount IS NOT NULL AND i.currency IS NOT NULL
-        AND i.attempt_started_at BETWEEN span.lo - $2 * interval '1 millisecond' AND span.hi + $2 * interval '1 millisecond'`,
-    [partner, match.nearMissWindowMs],
+      WHERE i.settled_at >= $3::timestamptz - $2 * interval '1 millisecond' AND ${fits}
+     UNION ALL
+     SELECT i.id AS intent_id, i.amount, i.currency, i.attempt_started_at AS started_at
+       FROM intents i
+      WHERE i.status IN ('in_progress', 'unknown') AND ${fits}`,
+    [partner, match.nearMissWindowMs, span.rows[0].lo, span.rows[0].hi],
   );
   await db.query('CREATE INDEX ON rec_amount_intents (currency, started_at)');
   await db.query('ANALYZE rec_amount_intents');

@@ -2,6 +2,7 @@ import type { PoolClient } from 'pg';
 import type { ReportItem } from '../reports/partnerRow.js';
 import { readApiReport } from '../reports/readApiReport.js';
 import { readCsvReportBatches } from '../reports/readCsvReport.js';
+import { readFixedWidthReportBatches } from '../reports/readFixedWidthReport.js';
 import type { Logger } from '../shared/logger.js';
 import { apiWindow, type Coverage } from './coverage.js';
 import { lookupStuckIntents } from './lookupStuckIntents.js';
@@ -38,6 +39,12 @@ export async function openReportSource(
   if (target.type === 'csv' && source.type === 'csv') {
     return {
       items: readCsvReportBatches(target.file, source.config, { timezone: settings.timezone }),
+      lookup: false,
+    };
+  }
+  if (target.type === 'csv' && source.type === 'fixedWidth') {
+    return {
+      items: readFixedWidthReportBatches(target.file, source.config, { timezone: settings.timezone }),
       lookup: false,
     };
   }

@@ -95,14 +95,14 @@ export async function reconcile(options: ReconcileOptions): Promise<Reconciliati
   };
 
   let targets: RunTarget[];
-  if (settings.source.type === 'csv') {
+  if (settings.source.type === 'csv' || settings.source.type === 'fixedWidth') {
     const files =
       options.file !== undefined ? [options.file] : await expandReportFiles(settings.source.config.path);
     targets = files.map((file) => ({ type: 'csv', file }));
   } else {
     if (options.file !== undefined) {
       throw new TypeError(
-        `reconciler ${settings.partner}: file only applies to CSV sources, this one is an API`,
+        `reconciler ${settings.partner}: file only applies to file sources (CSV, fixed width), this one is an API`,
       );
     }
     targets = [{ type: 'api' }];

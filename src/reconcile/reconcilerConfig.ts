@@ -1,5 +1,6 @@
 import type { ApiSourceConfig } from '../reports/apiSourceConfig.js';
 import type { CsvSourceConfig } from '../reports/csvSourceConfig.js';
+import type { FixedWidthSourceConfig } from '../reports/fixedWidthSourceConfig.js';
 import type { Duration } from '../shared/duration.js';
 
 /** How partner rows are paired with intents. */
@@ -36,10 +37,17 @@ export type MatchRule =
  * would all stretch it). Either fixed instants, or a date in the report file's name, read in the
  * reconciler's `timezone`: `{ fromFileName: { pattern: '(\\d{4}-\\d{2}-\\d{2})\\.csv$' } }` declares that
  * `2026-11-28.csv` is complete for 28 November from midnight, for `period`. API listings declare the window
- * they were asked for. A declared period never reaches past the run's own start.
+ * they were asked for. A report may also declare its period itself (`{ fromReport: true }`). A declared
+ * period never reaches past the run's own start.
  */
 export type CoverageDeclaration =
   | { from: string | Date; to: string | Date }
+  /**
+   * The report says in its own contents which period it is complete for (PayPal's section header, Cielo's
+   * file header): its source must be configured to read that declaration (a CSV source's
+   * `records.coverage`). A report that declares nothing proves nothing absent, and the run warns.
+   */
+  | { fromReport: true }
   | {
       fromFileName: {
         /** A regular expression whose first capture group (or group named `date`) is the date. */
@@ -91,7 +99,7 @@ export interface ReconcilerConfig {
    */
   clockSkew?: Duration;
   /** Where the partner's report comes from. */
-  source: CsvSourceConfig | ReconcilerApiSource;
+  source: CsvSourceConfig | FixedWidthSourceConfig | ReconcilerApiSource;
 }
 
 /**

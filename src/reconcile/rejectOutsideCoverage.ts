@@ -1,4 +1,5 @@
 import type { Queryable } from '../database/queryable.js';
+import { executedAtName } from '../reports/fixedWidthSourceConfig.js';
 import type { Coverage } from './coverage.js';
 import { MAX_REPORTED_REJECTIONS } from './reconciliationResult.js';
 import type { RunSettings } from './runSettings.js';
@@ -47,6 +48,15 @@ export async function rejectOutsideCoverage(
 /** The report's own name for its execution-time column, as rejections name it. */
 function timeColumnOf(settings: RunSettings): string {
   const source = settings.source;
+  if (source.type === 'fixedWidth') {
+    // One name if every data record reads its time from the same fields, else ours.
+    const names = new Set(
+      Object.values(source.config.records)
+        .filter((layout) => !layout.ignored && layout.executedAt)
+        .map((layout) => executedAtName(layout)),
+    );
+    return names.size === 1 ? [...names][0]! : 'executedAt';
+  }
   const column = source.type === 'csv' ? source.config.columns.executedAt : source.config.fields.executedAt;
   return column ?? 'executedAt';
 }

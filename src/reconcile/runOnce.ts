@@ -57,7 +57,10 @@ export interface RunContext {
   abandonAfterMs: number;
 }
 
-/** One report to reconcile: a CSV file, or the partner's API (listing or lookups, per the settings). */
+/**
+ * One report to reconcile: a file (`csv`: a CSV or a fixed-width file, per the source), or the partner's API
+ * (listing or lookups, per the settings).
+ */
 export type RunTarget = { type: 'csv'; file: string } | { type: 'api' };
 
 /**
@@ -67,7 +70,8 @@ export type RunTarget = { type: 'csv'; file: string } | { type: 'api' };
  *  0. the run row, committed alone (sql/startReconciliationRun.ts: the slot election), its partner's dead
  *     runs closed first (sql/abandonStaleRuns.ts), a heartbeat while it runs (runHeartbeat.ts);
  *  1. on ONE connection, in ONE transaction: the staging tables (stagingTables.ts);
- *  2. the source (openReportSource.ts) and the coverage its delivery declares (coverage.ts);
+ *  2. the source (openReportSource.ts) and the coverage its delivery declares (coverage.ts); a coverage
+ *     the report declares in its own contents (`{ fromReport: true }`) once it has been read;
  *  3. the report streamed into `rec_staged` (stageReport.ts, copyBatch.ts); rows outside the declared
  *     period rejected (rejectOutsideCoverage.ts); the run fails above maxRejectedRatio;
  *  4. matching and identities (prepareReport.ts: matchRows.ts, identifyRows.ts);
@@ -171,14 +175,14 @@ export async function runOnce(
     });
 
     // Decided before a row is read, from what the report's delivery says (invariant 9): lookups have none
-    // (each looked-up intent is covered from its attempt's start), listings the window they asked for.
-    let declared: CoverageDecision = lookup
-      ? { coverage: null, warning: null }
-      : await declaredCoverage(client, {
-          settings,
-          file: target.type === 'csv' ? target.file : undefined,
-          window,
-        });
+    // (each looked-up intent is covered from its attempt's start), listings the window they asked for. A
+    // coverage the report declares in its own contents is known only once it has been read (below).
+    const file = target.type === 'csv' ? target.file : undefined;
+    const fromReport = !lookup && settings.coverage?.type === 'report';
+    let declared: CoverageDecision =
+      lookup || fromReport
+        ? { coverage: null, warning: null }
+        : await declaredCoverage(client, { settings, file, window });
     if (declared.warning) {
       report.warnings.push(declared.warning);
       log.warn({ runId }, declared.warning);
@@ -198,6 +202,14 @@ export async function runOnce(
       progress,
     );
     if (rowChecksum) report.checksum = rowChecksum.digest();
+    if (fromReport) {
+      // The transaction's now() is its start, so the cap is the same as if this were decided before reading.
+      declared = await declaredCoverage(client, { settings, file, reported: staged.reported });
+      if (declared.warning) {
+        report.warnings.push(declared.warning);
+        log.warn({ runId }, declared.warning);
+      }
+    }
     // From here on only executions are staged (separateRowKinds says what becomes of the other rows).
     const others = await separateRowKinds(client, { rowsStaged: staged.extent.rows, match: settings.match });
     staged.extent.rows -= others.moved;

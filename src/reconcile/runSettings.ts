@@ -1,5 +1,6 @@
 import Decimal from 'decimal.js';
 import type { CsvSourceConfig } from '../reports/csvSourceConfig.js';
+import type { FixedWidthSourceConfig } from '../reports/fixedWidthSourceConfig.js';
 import { toMilliseconds } from '../shared/duration.js';
 import type { CoverageDeclaration, ReconcilerApiSource, ReconcilerConfig } from './reconcilerConfig.js';
 
@@ -22,7 +23,9 @@ export type ResolvedMatch =
 /** What the report declares it is complete for, checked; see CoverageDeclaration. */
 export type DeclaredCoverage =
   | { type: 'fixed'; from: string; to: string }
-  | { type: 'fileName'; pattern: RegExp; dateFormat: string; periodMs: number };
+  | { type: 'fileName'; pattern: RegExp; dateFormat: string; periodMs: number }
+  /** What the report's own contents declare (ReportItem `declaration`), known once it has been read. */
+  | { type: 'report' };
 
 /** A {@link ReconcilerConfig} with every default applied and every value checked, before a run starts. */
 export interface RunSettings {
@@ -39,6 +42,7 @@ export interface RunSettings {
   clockSkewMs: number;
   source:
     | { type: 'csv'; config: CsvSourceConfig }
+    | { type: 'fixedWidth'; config: FixedWidthSourceConfig }
     | { type: 'api'; mode: 'listing' | 'lookup'; config: ReconcilerApiSource };
 }
 
@@ -100,6 +104,8 @@ export function resolveRunSettings(config: ReconcilerConfig): RunSettings {
   let resolvedSource: RunSettings['source'];
   if (source?.type === 'csv') {
     resolvedSource = { type: 'csv', config: source };
+  } else if (source?.type === 'fixedWidth') {
+    resolvedSource = { type: 'fixedWidth', config: source };
   } else if (source?.type === 'api') {
     const mode = source.mode ?? (source.lookup && !source.path ? 'lookup' : 'listing');
     if (mode !== 'listing' && mode !== 'lookup') {
@@ -112,7 +118,7 @@ export function resolveRunSettings(config: ReconcilerConfig): RunSettings {
     // Lookups ask about one reference: the answer is paired on it, whatever the rule for listings.
     if (mode === 'lookup') match = { by: 'reference' };
   } else {
-    throw new TypeError(`${where}: source.type must be "csv" or "api"`);
+    throw new TypeError(`${where}: source.type must be "csv", "fixedWidth" or "api"`);
   }
 
   return {
@@ -131,6 +137,12 @@ export function resolveRunSettings(config: ReconcilerConfig): RunSettings {
 }
 
 function declaredCoverage(declaration: CoverageDeclaration, where: string): DeclaredCoverage {
+  if ('fromReport' in declaration) {
+    if (declaration.fromReport !== true) {
+      throw new TypeError(`${where}: coverage.fromReport must be true (leave coverage out to declare none)`);
+    }
+    return { type: 'report' };
+  }
   if ('fromFileName' in declaration) {
     const { pattern, dateFormat = 'yyyy-MM-dd', period = '1d' } = declaration.fromFileName ?? {};
     if (typeof pattern !== 'string' || pattern === '') {

@@ -3,6 +3,7 @@ import type { PartnerRow, RejectedRow, ReportItem } from '../reports/partnerRow.
 import { CopyBatch, copyLine, copyStagedRows } from './copyBatch.js';
 import { RunAbortedError } from './errors/RunAbortedError.js';
 import { MAX_REPORTED_REJECTIONS } from './reconciliationResult.js';
+import { foldDeclaration, type ReportedPeriod } from './reportedCoverage.js';
 
 /**
  * Rows per COPY. Staging with `COPY FROM STDIN` (text format) takes about half the time of
@@ -34,6 +35,11 @@ export interface StageResult {
    * `SELECT count(*), min(executed_at), max(executed_at)` would say afterwards, without reading them again.
    */
   extent: ReportExtent;
+  /**
+   * The period the report's own coverage declarations share (ReportItem `declaration`), when it made any;
+   * used only by a reconciler whose coverage is `{ fromReport: true }`.
+   */
+  reported?: ReportedPeriod;
 }
 
 /** Rows of a report and the span of their execution times. */
@@ -117,6 +123,11 @@ export async function stageReport(
     for await (const items of batches) {
       for (const item of items) {
         if (options.signal?.aborted) throw new RunAbortedError();
+        // What the report says about itself is no row: not read, not rejected, not staged.
+        if (item.kind === 'declaration') {
+          result.reported = foldDeclaration(result.reported, item.coverage);
+          continue;
+        }
         result.rowsRead += 1;
         const problem = item.kind === 'row' ? unstorable(item.row) : undefined;
         if (item.kind === 'rejected' || problem) {

@@ -1,18 +1,42 @@
 import type { Queryable } from '../database/queryable.js';
+import { probeOrJoin, probesTable } from './probeOrJoin.js';
 
 /**
  * Finds the rows of this report that some earlier run already stored (a re-run, overlapping reports), into
  * `rec_known`: the report's line and the stored record. Runs before anything of this run is stored, under
  * the partner's reconciliation lock, so it sees every record another run of this partner committed and no
  * run of this partner can store one meanwhile.
+ *
+ * Its plan: one probe of the unique (partner, identity) index per report row unless the table is of the
+ * report's size ({@link probesTable}). partner_records holds every row of every report ever reconciled,
+ * and the planner, left to itself, hashed all of it for a report a small fraction of its size
+ * (docs/PERFORMANCE.md, "Cost independent of history").
  */
 export async function findKnownRecords(db: Queryable, partner: string): Promise<number> {
+  const records = probeOrJoin(
+    await probesTable(db, 'partner_records', 'rec_report'),
+    'partner_records',
+    'pr',
+    [
+      'id',
+      'identity',
+      'line',
+      'run_id',
+      'reference',
+      'partner_reference',
+      'amount',
+      'currency',
+      'executed_at',
+      'intent_id',
+    ],
+    'pr.partner = $1 AND pr.identity = r.identity',
+  );
   const known = await db.query(
     `CREATE TEMP TABLE rec_known ON COMMIT DROP AS
      SELECT r.line AS report_line, pr.id AS record_id, pr.identity, pr.line, pr.run_id, pr.reference,
             pr.partner_reference, pr.amount, pr.currency, pr.executed_at, pr.intent_id
        FROM rec_report r
-       JOIN partner_records pr ON pr.partner = $1 AND pr.identity = r.identity`,
+       ${records}`,
     [partner],
   );
   await db.query('ANALYZE rec_known');

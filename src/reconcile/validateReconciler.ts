@@ -1,5 +1,6 @@
 import { validate as validCron } from 'node-cron';
 import { CSV_FIELDS, type CsvSourceConfig, csvSourceProblems } from '../reports/csvSourceConfig.js';
+import { type FixedWidthSourceConfig, fixedWidthSourceProblems } from '../reports/fixedWidthSourceConfig.js';
 import { rowKindRuleProblems } from '../reports/rowKind.js';
 import { toMilliseconds } from '../shared/duration.js';
 import { closestName } from './closestName.js';
@@ -39,7 +40,25 @@ const KNOWN_KEYS = {
     'columns',
     'kind',
     'amount',
+    'records',
   ],
+  fixedWidth: ['type', 'path', 'encoding', 'recordLength', 'recordType', 'header', 'trailer', 'records'],
+  fixedWidthRecord: ['fields', 'ignored', 'inherit', 'columns', 'executedAt', 'kind', 'amount'],
+  fixedWidthHeader: ['type', 'fields', 'period', 'expect'],
+  fixedWidthTrailer: ['type', 'count'],
+  fixedWidthField: ['name', 'start', 'length', 'impliedDecimals'],
+  fixedWidthColumns: [
+    'reference',
+    'partnerReference',
+    'amount',
+    'currency',
+    'settlementAmount',
+    'settlementCurrency',
+  ],
+  executedAt: ['date', 'dateFormat', 'time', 'timeFormat'],
+  records: ['typeColumn', 'header', 'data', 'ignore', 'coverage', 'counts', 'end'],
+  recordsCoverage: ['record', 'from', 'to', 'dateFormat'],
+  recordsCount: ['record', 'position', 'since'],
   api: [
     'type',
     'mode',
@@ -63,7 +82,9 @@ const KNOWN_KEYS = {
     'dateFormat',
     'amountMayBeMissing',
   ],
-  fields: [...CSV_FIELDS],
+  columns: [...CSV_FIELDS],
+  // A listing's items carry their own offsets: a time-zone field is a CSV column only.
+  fields: CSV_FIELDS.filter((field) => field !== 'timeZone'),
   auth: ['header', 'env', 'scheme', 'basic'],
   basic: ['usernameEnv', 'passwordEnv'],
   window: ['fromParam', 'toParam', 'format'],
@@ -137,7 +158,7 @@ export function validateReconciler(value: unknown, file: string): ReconcilerConf
   if (typeof share !== 'number' || !(share >= 0 && share <= 1))
     problems.push(`minMatchedShare must be a number from 0 to 1 (got ${JSON.stringify(share)})`);
   if (config.clockSkew !== undefined) duration(config.clockSkew, 'clockSkew', problems);
-  if (config.coverage !== undefined) coverageProblems(config.coverage, problems);
+  if (config.coverage !== undefined) coverageProblems(config.coverage, config.source, problems);
   sourceProblems(config.source, problems);
   if (isObject(config.source) && config.source.kind !== undefined)
     problems.push(...rowKindRuleProblems(config.source.kind, 'source.kind'));
@@ -154,8 +175,12 @@ export function validateReconciler(value: unknown, file: string): ReconcilerConf
 }
 
 function sourceProblems(source: unknown, problems: Problems): void {
-  if (!isObject(source) || (source.type !== 'csv' && source.type !== 'api')) {
-    problems.push('source.type must be "csv" or "api"');
+  if (!isObject(source) || !['csv', 'fixedWidth', 'api'].includes(source.type as string)) {
+    problems.push('source.type must be "csv", "fixedWidth" or "api"');
+    return;
+  }
+  if (source.type === 'fixedWidth') {
+    fixedWidthProblems(source, problems);
     return;
   }
   if (source.type === 'csv') {
@@ -178,7 +203,18 @@ function sourceProblems(source: unknown, problems: Problems): void {
     }
     if (!isObject(source.columns)) {
       problems.push('source.columns must map report headers, such as { reference: "ORDER" }');
-    } else unknownKeys(source.columns, KNOWN_KEYS.fields, 'source.columns.', problems);
+    } else unknownKeys(source.columns, KNOWN_KEYS.columns, 'source.columns.', problems);
+    if (isObject(source.records)) {
+      const records = source.records;
+      unknownKeys(records, KNOWN_KEYS.records, 'source.records.', problems);
+      if (isObject(records.coverage))
+        unknownKeys(records.coverage, KNOWN_KEYS.recordsCoverage, 'source.records.coverage.', problems);
+      if (Array.isArray(records.counts))
+        records.counts.forEach((count: unknown, index: number) => {
+          if (isObject(count))
+            unknownKeys(count, KNOWN_KEYS.recordsCount, `source.records.counts[${index}].`, problems);
+        });
+    }
     // The separators' rules need strings to compare.
     if (!stringsOk) return;
     // Without columns, the rest of the source is still checked (a placeholder stands in for them).
@@ -233,9 +269,63 @@ function sourceProblems(source: unknown, problems: Problems): void {
   }
 }
 
-function coverageProblems(coverage: unknown, problems: Problems): void {
+/** A fixed-width source: unknown keys at every level, then what fixedWidthSourceProblems finds. */
+function fixedWidthProblems(source: Record<string, unknown>, problems: Problems): void {
+  unknownKeys(source, KNOWN_KEYS.fixedWidth, 'source.', problems);
+  if (typeof source.path !== 'string' || source.path.trim() === '')
+    problems.push('source.path must be a file path or glob such as "reports/cielo/*.txt"');
+  const fields = (list: unknown, where: string) => {
+    if (!Array.isArray(list)) return;
+    list.forEach((field, index) => {
+      if (isObject(field)) unknownKeys(field, KNOWN_KEYS.fixedWidthField, `${where}[${index}].`, problems);
+    });
+  };
+  if (isObject(source.recordType))
+    unknownKeys(source.recordType, ['name', 'start', 'length'], 'source.recordType.', problems);
+  if (isObject(source.header)) {
+    unknownKeys(source.header, KNOWN_KEYS.fixedWidthHeader, 'source.header.', problems);
+    fields(source.header.fields, 'source.header.fields');
+  }
+  if (isObject(source.trailer)) {
+    unknownKeys(source.trailer, KNOWN_KEYS.fixedWidthTrailer, 'source.trailer.', problems);
+    if (isObject(source.trailer.count))
+      unknownKeys(source.trailer.count, KNOWN_KEYS.fixedWidthField, 'source.trailer.count.', problems);
+  }
+  if (isObject(source.records)) {
+    for (const [type, layout] of Object.entries(source.records)) {
+      const where = `source.records[${JSON.stringify(type)}]`;
+      if (!isObject(layout)) continue;
+      unknownKeys(layout, KNOWN_KEYS.fixedWidthRecord, `${where}.`, problems);
+      fields(layout.fields, `${where}.fields`);
+      if (isObject(layout.columns))
+        unknownKeys(layout.columns, KNOWN_KEYS.fixedWidthColumns, `${where}.columns.`, problems);
+      if (isObject(layout.executedAt))
+        unknownKeys(layout.executedAt, KNOWN_KEYS.executedAt, `${where}.executedAt.`, problems);
+    }
+  }
+  try {
+    problems.push(
+      ...fixedWidthSourceProblems(source as unknown as FixedWidthSourceConfig).map(
+        (problem) => `source.${problem}`,
+      ),
+    );
+  } catch (error) {
+    // A shape so far off that the checks themselves cannot walk it: the keys named above say why.
+    problems.push(`source: ${(error as Error).message}`);
+  }
+}
+
+function coverageProblems(coverage: unknown, source: unknown, problems: Problems): void {
   if (!isObject(coverage)) {
-    problems.push('coverage must be { from, to } or { fromFileName: { pattern } }');
+    problems.push('coverage must be { from, to }, { fromFileName: { pattern } } or { fromReport: true }');
+    return;
+  }
+  if ('fromReport' in coverage) {
+    unknownKeys(coverage, ['fromReport'], 'coverage.', problems);
+    if (coverage.fromReport !== true)
+      problems.push('coverage.fromReport must be true (leave coverage out to declare none)');
+    const problem = isObject(source) ? fromReportSourceProblem(source) : undefined;
+    if (problem) problems.push(problem);
     return;
   }
   if ('fromFileName' in coverage) {
@@ -266,6 +356,41 @@ function coverageProblems(coverage: unknown, problems: Problems): void {
     if (Number.isNaN(time))
       problems.push(`coverage.${end} must be a date or an ISO 8601 instant (got ${JSON.stringify(value)})`);
   }
+}
+
+/**
+ * `{ fromReport: true }` needs a source that reads a declaration from the report; one that cannot would
+ * leave every run without coverage, which is better said when the file is loaded. An API listing declares
+ * the window it was asked for. Sources of other types say themselves what they declare.
+ */
+function fromReportSourceProblem(source: Record<string, unknown>): string | undefined {
+  if (source.type === 'api') {
+    return 'coverage.fromReport: an API listing declares the window it was asked for; leave coverage out';
+  }
+  if (source.type === 'csv') {
+    const records = isObject(source.records) ? source.records : undefined;
+    const coverage = isObject(records?.coverage) ? records.coverage : undefined;
+    if (!coverage) {
+      return "coverage.fromReport needs source.records.coverage: the record that declares the period (such as PayPal's SH)";
+    }
+    // A declaration is only as good as the proof that what follows it is whole: a file cut after its
+    // section header would otherwise prove absent everything that was cut.
+    const counts = Array.isArray(records?.counts) ? (records.counts as unknown[]).filter(isObject) : [];
+    const closesSection = counts.some((count) => count.since === coverage.record);
+    const countsFile = records?.end !== undefined && counts.some((count) => count.since === undefined);
+    if (!closesSection && !countsFile) {
+      return `coverage.fromReport needs a record that proves the declared part whole: a count since ${JSON.stringify(coverage.record)} in source.records.counts (such as PayPal's SC), or an end record and a whole-file count (source.records.end and counts)`;
+    }
+  }
+  if (source.type === 'fixedWidth') {
+    if (!(isObject(source.header) && source.header.period !== undefined)) {
+      return 'coverage.fromReport needs source.header.period: the header fields that declare the period';
+    }
+    if (source.trailer === undefined) {
+      return 'coverage.fromReport needs source.trailer with its count: without it a file cut short still declares its whole period';
+    }
+  }
+  return undefined;
 }
 
 function duration(value: unknown, field: string, problems: Problems): void {

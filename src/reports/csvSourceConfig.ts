@@ -1,4 +1,5 @@
 import { type AmountConvention, amountConventionProblems } from './amountConvention.js';
+import { type RecordLayout, recordLayoutProblems } from './recordLayout.js';
 import { type RowKindRule, rowKindRuleProblems } from './rowKind.js';
 
 /**
@@ -78,6 +79,14 @@ export interface CsvSourceConfig {
      */
     executedAt?: string;
     /**
+     * Column naming the time zone each row's execution time is written in (Adyen's `TimeZone`): an
+     * abbreviation with one meaning (`CET`, `CEST`: its fixed offset, which tells apart the two occurrences of
+     * the hour repeated when summer time ends) or an IANA name (`Europe/Amsterdam`). A row whose zone is empty,
+     * unknown or ambiguous (`IST`, `CST`) is rejected. See src/reports/rowTimeZone.ts.
+     * @default undefined (times without an offset are read in the reconciler's `timezone`)
+     */
+    timeZone?: string;
+    /**
      * The report's other amount for the row, kept beside it as evidence and never compared: e.g. the
      * settlement amount (after currency conversion) when `amount` is the presentment amount the customer
      * was charged. Read with the same separators, in major units.
@@ -99,6 +108,12 @@ export interface CsvSourceConfig {
    * @default undefined (major units, the amount column carries its own sign)
    */
   amount?: AmountConvention;
+  /**
+   * Records of several types told apart by a record-type column: the header from one type, rows from
+   * others, preamble, section headers, counts and footers around them (see {@link RecordLayout}).
+   * @default undefined (the first record is the header, every other one a row)
+   */
+  records?: RecordLayout;
 }
 
 /** Our field names, in the order a row's fields are checked and reported. */
@@ -108,6 +123,7 @@ export const CSV_FIELDS = [
   'amount',
   'currency',
   'executedAt',
+  'timeZone',
   'settlementAmount',
   'settlementCurrency',
 ] as const;
@@ -130,6 +146,8 @@ export interface ResolvedCsvSourceConfig {
   kind: RowKindRule | undefined;
   /** How amounts are written, when the config says more than the separators. */
   amount: AmountConvention | undefined;
+  /** The record types, when the file has several. */
+  records: RecordLayout | undefined;
 }
 
 const ENCODINGS = ['utf8', 'latin1', 'windows-1252'] as const;
@@ -219,8 +237,12 @@ function resolveParts(config: CsvSourceConfig): { problems: string[]; resolved: 
     problems.push('columns must map reference or partnerReference, or rows cannot be matched to intents');
   }
 
+  if (columns.timeZone !== undefined && columns.executedAt === undefined) {
+    problems.push('columns.timeZone names the zone of columns.executedAt, which is not mapped');
+  }
   if (config.kind !== undefined) problems.push(...rowKindRuleProblems(config.kind, 'kind'));
   problems.push(...amountConventionProblems(config.amount, 'amount'));
+  problems.push(...recordLayoutProblems(config.records, 'records'));
   if (config.amount?.debitCredit && columns.amount !== undefined) {
     problems.push('columns.amount and amount.debitCredit both say where the amount is: keep one');
   }
@@ -239,6 +261,7 @@ function resolveParts(config: CsvSourceConfig): { problems: string[]; resolved: 
       currencyConstant,
       kind: config.kind,
       amount: config.amount,
+      records: config.records,
     },
   };
 }

@@ -10,7 +10,7 @@ import {
   type JsonValue,
   pathBlocked,
 } from './parseJsonKeepingNumbers.js';
-import type { PartnerRow, RejectedRow, ReportItem } from './partnerRow.js';
+import type { PartnerRow, RejectedRow, RowItem } from './partnerRow.js';
 import { classifyRow, kindColumns, type RowKind, type RowKindRule } from './rowKind.js';
 
 // One item -> one row or one rejection
@@ -98,11 +98,11 @@ export function mapApiItem(
     dateFormat?: string;
     amountMayBeMissing?: boolean;
   } = {},
-): ReportItem {
+): RowItem {
   const { kind: kindRule, amount: convention } = reading;
   // Once both identifiers are read, a rejection carries them (see RejectedRow.identifiers).
   let identifiers: RejectedRow['identifiers'];
-  const reject = (field: string, reason: string): ReportItem => ({
+  const reject = (field: string, reason: string): RowItem => ({
     kind: 'rejected',
     rejected: identifiers ? { line, field, reason, identifiers } : { line, field, reason },
   });

@@ -50,5 +50,29 @@ export interface RejectedRow {
   identifiers?: { reference: string | null; partnerReference: string | null };
 }
 
-/** One item of a parsed report, in source order. */
-export type ReportItem = { kind: 'row'; row: PartnerRow } | { kind: 'rejected'; rejected: RejectedRow };
+/**
+ * The period a report says, in its own contents, it is complete for (PayPal's section header, Cielo's file
+ * header). Only a reconciler whose `coverage` is `{ fromReport: true }` uses it (docs/DESIGN.md, "Coverage");
+ * a reader may emit several (one per section): the run then covers only the period all of them share.
+ */
+export interface ReportedCoverage {
+  /** Where the declaration is in its source (same meaning as {@link PartnerRow.line}). */
+  line: number;
+  from: Date;
+  to: Date;
+  /**
+   * Why the part of the report this declaration speaks for was not proven whole (a PayPal section with no
+   * closing count record: a day split over several files, a file cut in the middle of a section). Such a
+   * declaration promises nothing, and the report then proves nothing absent.
+   */
+  unclosed?: string;
+}
+
+/**
+ * One item of a parsed report, in source order. A declaration is no row: it is neither read nor rejected,
+ * and counts toward nothing.
+ */
+export type ReportItem = RowItem | { kind: 'declaration'; coverage: ReportedCoverage };
+
+/** A record of the report: a row, or a record the source could not accept. */
+export type RowItem = { kind: 'row'; row: PartnerRow } | { kind: 'rejected'; rejected: RejectedRow };

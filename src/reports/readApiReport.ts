@@ -10,7 +10,7 @@ import { mapApiItem } from './mapApiItem.js';
 import { nextFromLink, nextPageUrl } from './nextPage.js';
 import { describe, getPath } from './parseJsonKeepingNumbers.js';
 import { createPartnerClient, itemsOf, joinUrl, type PartnerClient } from './partnerClient.js';
-import type { ReportItem } from './partnerRow.js';
+import type { RowItem } from './partnerRow.js';
 
 /**
  * Streams what a partner's API listing says it executed, page by page: a page is fetched only when the
@@ -22,7 +22,7 @@ import type { ReportItem } from './partnerRow.js';
 export async function* readApiReport(
   config: ApiSourceConfig,
   options: ApiReadOptions & { window?: ApiWindow },
-): AsyncGenerator<ReportItem> {
+): AsyncGenerator<RowItem> {
   const resolved = resolveApiSourceConfig(config);
   // One budget for the whole listing: it aborts the request in flight too, like the caller's signal does.
   const deadline = new AbortController();
@@ -56,7 +56,7 @@ async function* readPages(
   client: PartnerClient,
   options: ApiReadOptions & { window?: ApiWindow },
   checkDeadline: (url: URL) => void,
-): AsyncGenerator<ReportItem> {
+): AsyncGenerator<RowItem> {
   if (!resolved.path) {
     throw client.configError('the source has no listing path; set path, or use lookupByReference');
   }

@@ -5,6 +5,7 @@ import { parseExecutedAt } from './parseExecutedAt.js';
 import type { PartnerRow, RejectedRow, ReportItem } from './partnerRow.js';
 import type { HeaderLayout } from './readHeader.js';
 import { classifyRow, type RowKind } from './rowKind.js';
+import { rowTimeZone } from './rowTimeZone.js';
 
 /** A mapped cell longer than this is refused: no reference, amount or date is anywhere near it. */
 export const MAX_FIELD_CHARS = 1024 * 1024;
@@ -145,8 +146,15 @@ export function toItem(cells: string[], line: number, context: RowContext): Repo
 
   let executedAtValue: Date | null = null;
   if (executedAt !== undefined) {
+    let timezone = context.timezone;
+    const zoneColumn = layout.byField.timeZone;
+    if (zoneColumn !== undefined) {
+      const zone = rowTimeZone(cells[zoneColumn.index]!.trim());
+      if (!zone.ok) return reject(line, zoneColumn.name, zone.reason, identifiers);
+      timezone = zone.zone;
+    }
     const text = cells[executedAt.index]!.trim();
-    const parsed = parseExecutedAt(text, { dateFormat: settings.dateFormat, timezone: context.timezone });
+    const parsed = parseExecutedAt(text, { dateFormat: settings.dateFormat, timezone });
     if (!parsed.ok) {
       return reject(
         line,

@@ -66,10 +66,13 @@ export interface ReviewServerOptions {
    */
   signInThrottle?: SignInThrottleOptions;
   /**
-   * Four eyes on big money: resolving or dismissing a discrepancy whose amount at risk (its absolute value,
-   * in its own currency) is above this decimal is a proposal until a second resolver, not the proposer,
-   * approves it; both people and both notes are in the history. Bulk changes refuse such discrepancies.
-   * @default undefined (off: one resolver decides any amount)
+   * Four eyes on big money is the ledger's: `intent-ledger approval-threshold set` (or
+   * `setApprovalThreshold`) sets a threshold per currency that every program obeys, this site included.
+   * This option only makes the site stricter: here, an amount at risk (its absolute value, in its own
+   * currency) above this decimal also needs a second resolver, whatever the currency. Resolving or
+   * dismissing such a discrepancy is a proposal until a second resolver, not the proposer, approves it; both
+   * people and both notes are in the history. Bulk changes refuse such discrepancies.
+   * @default undefined (the ledger's thresholds only)
    */
   approvalThreshold?: string;
   /** The clock for session expiry and the sign-in throttle; tests move it instead of sleeping. @default Date.now */

@@ -53,11 +53,36 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
     return personOf(who).name;
   };
 
-  /** Four eyes: resolving or dismissing above the threshold is a proposal a second resolver approves. */
+  /**
+   * Four eyes: resolving or dismissing above the ledger's threshold for the currency (or this site's lower
+   * `approvalThreshold`) is a proposal a second resolver approves.
+   */
   const needsSecondResolver = async (id: string, action: string): Promise<boolean> =>
-    ctx.approvalThreshold !== undefined &&
-    needsApprovalFor(action) &&
-    (await aboveThreshold(pool, id, ctx.approvalThreshold));
+    needsApprovalFor(action) && (await aboveThreshold(pool, id, ctx.approvalThreshold));
+
+  /** The discrepancy's page again, with why nothing was changed and what the person had typed. */
+  const refusedDetailPage = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    id: string,
+    refusal: Refusal,
+    typed?: { note: string; assignee: string },
+  ) => {
+    const detail = await getDiscrepancy(pool, id);
+    if (!detail) return notFoundPage(request, reply);
+    return reply
+      .code(refusal.status)
+      .type('text/html; charset=utf-8')
+      .send(
+        detailPage({
+          viewer: viewerOf(request),
+          detail,
+          flash: { kind: 'error', text: `Nothing was changed. ${refusal.message}` },
+          form: typed,
+          proposal: await pendingProposal(pool, detail.id),
+        }),
+      );
+  };
 
   // ---- pages ---------------------------------------------------------------------------------------
 
@@ -141,22 +166,7 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
     const form = formOf(request);
     const action = field(form, 'action');
     const typed = { note: field(form, 'note'), assignee: field(form, 'assignee') };
-    const refuse = async (refusal: Refusal) => {
-      const detail = await getDiscrepancy(pool, id);
-      if (!detail) return notFoundPage(request, reply);
-      return reply
-        .code(refusal.status)
-        .type('text/html; charset=utf-8')
-        .send(
-          detailPage({
-            viewer: viewerOf(request),
-            detail,
-            flash: { kind: 'error', text: `Nothing was changed. ${refusal.message}` },
-            form: typed,
-            proposal: await pendingProposal(pool, detail.id),
-          }),
-        );
-    };
+    const refuse = (refusal: Refusal) => refusedDetailPage(request, reply, id, refusal, typed);
     if (!isDiscrepancyId(id)) return notFoundPage(request, reply);
     if (!isReviewAction(action))
       return refuse({ status: 400, code: 'BAD_ACTION', message: 'Choose acknowledge, resolve or dismiss.' });
@@ -190,21 +200,7 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
     const form = formOf(request);
     const decision = field(form, 'decision');
     const input = reviewInput(form, deciderOf(request));
-    const refuse = async (refusal: Refusal) => {
-      const detail = await getDiscrepancy(pool, id);
-      if (!detail) return notFoundPage(request, reply);
-      return reply
-        .code(refusal.status)
-        .type('text/html; charset=utf-8')
-        .send(
-          detailPage({
-            viewer: viewerOf(request),
-            detail,
-            flash: { kind: 'error', text: `Nothing was changed. ${refusal.message}` },
-            proposal: await pendingProposal(pool, id),
-          }),
-        );
-    };
+    const refuse = (refusal: Refusal) => refusedDetailPage(request, reply, id, refusal);
     if (decision !== 'approve' && decision !== 'reject')
       return refuse({ status: 400, code: 'BAD_ACTION', message: 'Choose approve or reject.' });
     if ('refusal' in input) return refuse(input.refusal);

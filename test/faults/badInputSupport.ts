@@ -7,7 +7,9 @@ import { join, resolve } from 'node:path';
 import type { Pool } from 'pg';
 import acmePay from '../../reconcilers/acme-pay.js';
 import adyen from '../../reconcilers/adyen.js';
+import cielo from '../../reconcilers/cielo.js';
 import globexSms from '../../reconcilers/globex-sms.js';
+import paypal from '../../reconcilers/paypal.js';
 import type { ReconcilerApiSource, ReconcilerConfig } from '../../src/reconcile/reconcilerConfig.js';
 import type { CsvSourceConfig } from '../../src/reports/csvSourceConfig.js';
 import { type CliRun, runCli as runCliProcess } from '../support/cliProcess.js';
@@ -24,10 +26,14 @@ export const BAD_REPORTS = join(REPO_ROOT, 'test/fixtures/bad-reports');
  * - `utf8`: UTF-8, `,`, `.` decimals, ISO 8601 local times, same zone, lags and threshold as acme-pay;
  * - `adyen`: the real reconcilers/adyen.ts source (Settlement details report, Gross Debit / Credit, kinds
  *   from `Type`, Amsterdam time, maxRejectedRatio 0);
+ * - `cielo`: the real reconcilers/cielo.ts source (fixed width, 250 positions, no coverage declared,
+ *   trailer count, São Paulo time, maxRejectedRatio 0.01);
+ * - `paypal`: the real reconcilers/paypal.ts source (Settlement Report STL: record types, minor units with
+ *   CR/DR, kinds from T-codes, coverage from SH, SC/FF counts, maxRejectedRatio 0);
  * - `api`: the real reconcilers/globex-sms.ts source (cursor listing, Bearer token from
  *   GLOBEX_API_TOKEN, maxRejectedRatio 0), pointed at the loopback fake partner, which answers the file.
  */
-export type Dialect = 'acme-pay' | 'utf8' | 'api' | 'adyen';
+export type Dialect = 'acme-pay' | 'utf8' | 'api' | 'adyen' | 'paypal' | 'cielo';
 
 const UTF8_SOURCE: CsvSourceConfig = {
   type: 'csv',
@@ -47,6 +53,14 @@ export function acmeReconciler(partner: string): ReconcilerConfig {
 
 export function adyenReconciler(partner: string): ReconcilerConfig {
   return { ...adyen, partner };
+}
+
+export function cieloReconciler(partner: string): ReconcilerConfig {
+  return { ...cielo, partner };
+}
+
+export function paypalReconciler(partner: string): ReconcilerConfig {
+  return { ...paypal, partner };
 }
 
 export function utf8Reconciler(partner: string): ReconcilerConfig {

@@ -37,7 +37,9 @@ describe('reports: amount conventions', () => {
   }
 
   const amounts = (items: ReportItem[]) =>
-    items.map((item) => (item.kind === 'row' ? item.row.amount : { rejected: item.rejected }));
+    items.map((item) =>
+      item.kind === 'row' ? item.row.amount : { rejected: 'rejected' in item ? item.rejected : item },
+    );
 
   it('minor units follow each currency`s ISO 4217 minor unit, in any case of its code', async () => {
     const items = await read(

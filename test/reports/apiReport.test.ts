@@ -8,7 +8,7 @@ import { PartnerApiError } from '../../src/reports/errors/PartnerApiError.js';
 import { lookupByReference } from '../../src/reports/lookupPartnerReference.js';
 import { mapApiItem } from '../../src/reports/mapApiItem.js';
 import { JsonNumber, parseJsonKeepingNumbers } from '../../src/reports/parseJsonKeepingNumbers.js';
-import type { ReportItem } from '../../src/reports/partnerRow.js';
+import type { RowItem } from '../../src/reports/partnerRow.js';
 import { readApiReport } from '../../src/reports/readApiReport.js';
 
 const TOKEN = 'sk_live_DO-NOT-LEAK-7f3a9c';
@@ -50,8 +50,8 @@ function captureLogger() {
 async function collect(
   config: ApiSourceConfig,
   options: Partial<Parameters<typeof readApiReport>[1]> = {},
-): Promise<ReportItem[]> {
-  const items: ReportItem[] = [];
+): Promise<RowItem[]> {
+  const items: RowItem[] = [];
   for await (const item of readApiReport(config, { partner: 'acme-pay', timezone: 'UTC', env, ...options })) {
     items.push(item);
   }
@@ -68,11 +68,11 @@ async function failure(promise: Promise<unknown>): Promise<PartnerApiError> {
   throw new Error('expected a PartnerApiError');
 }
 
-function rows(items: ReportItem[]) {
+function rows(items: RowItem[]) {
   return items.flatMap((item) => (item.kind === 'row' ? [item.row] : []));
 }
 
-function rejections(items: ReportItem[]) {
+function rejections(items: RowItem[]) {
   return items.flatMap((item) => (item.kind === 'rejected' ? [item.rejected] : []));
 }
 
@@ -476,7 +476,7 @@ describe('readApiReport', function () {
 
     it('fails on a page in the middle after the first pages were streamed', async () => {
       fake.setFault((req) => (req.query.has('cursor') ? { kind: 'status', status: 502 } : undefined));
-      const seen: ReportItem[] = [];
+      const seen: RowItem[] = [];
       const error = await failure(
         (async () => {
           for await (const item of readApiReport(authed(), { partner: 'acme-pay', timezone: 'UTC', env })) {
@@ -634,7 +634,7 @@ describe('readApiReport', function () {
         {"id": "a17", "reference": "r17", "amount": true, "currency": "BRL", "executed_at": "2024-03-01T10:00:00Z"},
         {"id": "a18", "reference": "r18", "amount": "1.00", "currency": "BRL", "executed_at": 1709287200}
       ]}`;
-    let items: ReportItem[];
+    let items: RowItem[];
 
     before(async () => {
       const scripted = await startScripted((_req, res) => json(res, 200, body));

@@ -366,7 +366,9 @@ describe('readCsvReport', () => {
       items.map((item) =>
         item.kind === 'row'
           ? `${item.row.line}: ${item.row.reference}`
-          : `${item.rejected.line}: ${item.rejected.field}: ${item.rejected.reason}`,
+          : item.kind === 'rejected'
+            ? `${item.rejected.line}: ${item.rejected.field}: ${item.rejected.reason}`
+            : `${item.coverage.line}: declaration`,
       );
 
     for (const [name, q] of paths) {
@@ -983,7 +985,7 @@ describe('readCsvReport', () => {
       const executedAt = new Date('2024-03-15T17:30:00.000Z').getTime();
       for await (const item of readCsvReport(bigFile, source(bigFile), { timezone: 'America/Sao_Paulo' })) {
         count += 1;
-        if (item.kind !== 'row') throw new Error(`row ${count} rejected: ${JSON.stringify(item.rejected)}`);
+        if (item.kind !== 'row') throw new Error(`row ${count} rejected: ${JSON.stringify(item)}`);
         const { row: partnerRow } = item;
         if (
           partnerRow.line !== count + 1 ||

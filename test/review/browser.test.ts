@@ -4,26 +4,14 @@ import { dirname, join, resolve } from 'node:path';
 import { expect } from 'chai';
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { createReviewServer } from '../../src/review/createReviewServer.js';
 import { addReviewUser } from '../../src/review/reviewUsers.js';
+import { CHROMIUM, launchChromium } from '../support/chromium.js';
 import { sqlPool } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
 import { type SeededReview, seedReview } from './seedReview.js';
 
-/** Debian's Chromium; CI installs it (`apt-get install -y chromium`). REVIEW_CHROMIUM points elsewhere. */
-const CHROMIUM = process.env.REVIEW_CHROMIUM ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox', // as root (CI containers) Chromium refuses to start with its sandbox
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  // Without these Chromium reaches out to Google's services, which the test network does not allow.
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const TOKEN = 'browser-test-token-fedcba9876543210';
 /** The screenshot the README shows; compiled tests live in <dist>/test/review, three levels below the repo. */
 const SCREENSHOT = resolve(__dirname, '../../../docs/review-page.png');
@@ -53,7 +41,7 @@ describe('review page in a real headless Chromium: sign in, filter, resolve with
     beatrizToken = await addReviewUser(sql, 'beatriz.lima', 'resolver');
     app = createReviewServer({ pool: sql, token: TOKEN });
     base = await app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     const context = await browser.newContext({
       viewport: { width: 1280, height: 900 },
       deviceScaleFactor: 1,

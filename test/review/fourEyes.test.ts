@@ -2,24 +2,14 @@ import { existsSync } from 'node:fs';
 import { expect } from 'chai';
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createReviewServer } from '../../src/review/createReviewServer.js';
 import { addReviewUser } from '../../src/review/reviewUsers.js';
+import { CHROMIUM, launchChromium } from '../support/chromium.js';
 import { sqlPool } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
 import { type SeededReview, seedReview } from './seedReview.js';
 
-const CHROMIUM = process.env.REVIEW_CHROMIUM ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const TOKEN = 'four-eyes-review-token-0123456789';
 
 describe('four eyes in a real headless Chromium: a big discrepancy waits for a second resolver', function () {
@@ -44,7 +34,7 @@ describe('four eyes in a real headless Chromium: a big discrepancy waits for a s
     tokens.otto = await addReviewUser(sql, 'otto.resolver', 'resolver');
     app = createReviewServer({ pool: sql, token: TOKEN, approvalThreshold: '1000.00' });
     base = await app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   after(async () => {
     for (const context of contexts) await context.close();

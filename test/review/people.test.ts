@@ -2,24 +2,14 @@ import { existsSync } from 'node:fs';
 import { expect } from 'chai';
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createReviewServer } from '../../src/review/createReviewServer.js';
+import { CHROMIUM, launchChromium } from '../support/chromium.js';
 import { runCli } from '../support/cliProcess.js';
 import { sqlPool } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
 import { type SeededReview, seedReview } from './seedReview.js';
 
-const CHROMIUM = process.env.REVIEW_CHROMIUM ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const TOKEN = 'people-test-review-token-0123456789';
 
 /** The token `intent-ledger users add` printed (its second line). */
@@ -60,7 +50,7 @@ describe('review site people in a real headless Chromium: viewers read, resolver
     }
     app = createReviewServer({ pool: sql, token: TOKEN });
     base = await app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

@@ -99,7 +99,7 @@ function printReport(report: ReconciliationResult): void {
 }
 
 function describeSource(source: { type: string; path?: string; baseUrl?: string }): string {
-  return source.type === 'csv' ? String(source.path) : withoutCredentials(String(source.baseUrl));
+  return source.type !== 'api' ? String(source.path) : withoutCredentials(String(source.baseUrl));
 }
 
 function parse(args: string[]) {

@@ -1,4 +1,3 @@
-import { userInfo } from 'node:os';
 import type { ReviewAction } from '../../discrepancies/discrepancyTypes.js';
 import { ActorRequiredError } from '../../discrepancies/errors/ActorRequiredError.js';
 import { DiscrepancyTransitionError } from '../../discrepancies/errors/DiscrepancyTransitionError.js';
@@ -8,6 +7,7 @@ import { TRANSITIONS } from '../../discrepancies/transitions.js';
 import { terminalSafe } from '../../discrepancies/writeDiscrepancyTable.js';
 import { UsageError } from '../errors/UsageError.js';
 import { openCliDatabase } from '../openCliDatabase.js';
+import { scriptActor } from '../scriptActor.js';
 import { parseStrict, splitList } from './discrepancyArgs.js';
 
 const PAST: Record<ReviewAction, string> = {
@@ -15,21 +15,6 @@ const PAST: Record<ReviewAction, string> = {
   resolve: 'resolved',
   dismiss: 'dismissed',
 };
-
-/**
- * What the history records for a CLI decision: `script:<by> (os user <login>)`. `--by` is typed, not
- * authenticated, so it is recorded as a script's word, with the operating-system user that ran it, and never
- * looks like a person who signed in to the review site.
- */
-function scriptActor(by: string): string {
-  let login: string;
-  try {
-    login = userInfo().username;
-  } catch {
-    login = 'unknown';
-  }
-  return `script:${by.trim()} (os user ${login})`;
-}
 
 /**
  * Shared by `ack`, `resolve` and `dismiss`: `<id...> --note TEXT --by NAME [--assignee NAME]`. All ids
@@ -72,7 +57,10 @@ export async function reviewCommand(action: ReviewAction, args: string[]): Promi
         console.error(
           refused.status === null
             ? `  ${terminalSafe(refused.id)}: no such discrepancy`
-            : `  ${refused.id}: is ${refused.status} (${action} needs ${from})`,
+            : refused.reason === 'DISCREPANCY_APPROVAL_REQUIRED'
+              ? `  ${refused.id}: its amount at risk is above the approval threshold (${refused.threshold}): ` +
+                'two resolvers decide it on the review site (intent-ledger serve), one proposing, one approving'
+              : `  ${refused.id}: is ${refused.status} (${action} needs ${from})`,
         );
       }
       return 1;

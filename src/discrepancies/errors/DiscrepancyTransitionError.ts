@@ -7,8 +7,13 @@ export interface RefusedDiscrepancy {
   id: string;
   /** Its current status; null when there is no such discrepancy. */
   status: DiscrepancyStatus | null;
-  /** `DISCREPANCY_NOT_FOUND` or `DISCREPANCY_TRANSITION_NOT_ALLOWED`. */
-  reason: 'DISCREPANCY_NOT_FOUND' | 'DISCREPANCY_TRANSITION_NOT_ALLOWED';
+  /**
+   * `DISCREPANCY_NOT_FOUND`, `DISCREPANCY_TRANSITION_NOT_ALLOWED`, or `DISCREPANCY_APPROVAL_REQUIRED` (its
+   * amount at risk is above the approval threshold: a second resolver must approve a proposal instead).
+   */
+  reason: 'DISCREPANCY_NOT_FOUND' | 'DISCREPANCY_TRANSITION_NOT_ALLOWED' | 'DISCREPANCY_APPROVAL_REQUIRED';
+  /** With `DISCREPANCY_APPROVAL_REQUIRED`: the threshold in force for its currency, a decimal string. */
+  threshold?: string;
 }
 
 /**
@@ -26,7 +31,13 @@ export class DiscrepancyTransitionError extends LedgerError {
     super(
       `cannot ${action} ${refused.length === 1 ? 'discrepancy' : 'discrepancies'}: ` +
         refused
-          .map((r) => (r.status === null ? `${r.id} does not exist` : `${r.id} is ${r.status}`))
+          .map((r) =>
+            r.status === null
+              ? `${r.id} does not exist`
+              : r.reason === 'DISCREPANCY_APPROVAL_REQUIRED'
+                ? `${r.id} needs a second resolver's approval (amount at risk above ${r.threshold})`
+                : `${r.id} is ${r.status}`,
+          )
           .join('; ') +
         '; nothing was changed',
       NO_INTENT,

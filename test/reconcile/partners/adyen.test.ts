@@ -51,13 +51,16 @@ describe('shipped partner: adyen (Settlement details report)', () => {
       twice: await stuck(partner, 'order-1002', '40.00', '2026-11-30T09:04:50Z'),
       wrongAmount: await stuck(partner, 'order-1003', '15.00', '2026-11-30T09:10:00Z'),
       notInReport: await stuck(partner, 'order-1004', '10.00', '2026-11-30T09:20:00Z'),
+      // The night summer time ended: 02:30 happened twice in Amsterdam, first in CEST, then in CET.
+      summerTime: await stuck(partner, 'order-1005', '20.00', '2026-10-25T00:29:00Z'),
+      winterTime: await stuck(partner, 'order-1006', '30.00', '2026-10-25T01:29:00Z'),
     };
     const [report] = await reconcile({ pool: fx.sql, reconciler: config(partner), file: FIXTURE });
     expect(report.status, `error: ${report.error}`).to.equal('succeeded');
-    expect(report.rowsRead).to.equal(9);
+    expect(report.rowsRead).to.equal(11);
     expect(report.rowsRejected).to.equal(0);
-    expect(report.rowsByKind).to.deep.equal({ execution: 5, reversal: 2, failed: 0, ignored: 2 });
-    expect(report.resolved).to.deep.equal({ completed: 3, notExecuted: 0 });
+    expect(report.rowsByKind).to.deep.equal({ execution: 7, reversal: 2, failed: 0, ignored: 2 });
+    expect(report.resolved).to.deep.equal({ completed: 5, notExecuted: 0 });
     expect(await intentRow(fx.sql, ids.paid)).to.deep.include({
       status: 'completed',
       partner_reference: '8815000000001001',
@@ -67,6 +70,19 @@ describe('shipped partner: adyen (Settlement details report)', () => {
     // Batch files declare no period: an intent the batch does not show is never proven absent.
     expect((await intentRow(fx.sql, ids.notInReport)).status).to.equal('unknown');
     expect(report.warnings.some((w) => w.includes('declares no coverage'))).to.equal(true);
+
+    // Each row's TimeZone says which of the two 02:30s it was: an hour apart, not the same instant twice.
+    const boundary = await fx.sql.query(
+      `SELECT reference, executed_at FROM partner_records WHERE partner = $1 AND reference IN ('order-1005', 'order-1006')
+        ORDER BY reference`,
+      [partner],
+    );
+    expect(boundary.rows.map((r) => [r.reference, r.executed_at.toISOString()])).to.deep.equal([
+      ['order-1005', '2026-10-25T00:30:00.000Z'],
+      ['order-1006', '2026-10-25T01:30:00.000Z'],
+    ]);
+    expect((await intentRow(fx.sql, ids.summerTime)).status).to.equal('completed');
+    expect((await intentRow(fx.sql, ids.winterTime)).status).to.equal('completed');
 
     const flagged = await discrepanciesOf(fx.sql, partner);
     expect(flagged.map((d) => [d.kind, d.intent_id, d.amount_at_risk, d.currency])).to.deep.equal([

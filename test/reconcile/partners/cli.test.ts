@@ -18,13 +18,25 @@ describe('shipped partners through the CLI (--file)', () => {
     {
       partner: 'adyen',
       file: join(FIXTURES, 'adyen/settlement_detail_report_batch_4.csv'),
-      rowsByKind: { execution: 5, reversal: 2, failed: 0, ignored: 2 },
+      rowsByKind: { execution: 7, reversal: 2, failed: 0, ignored: 2 },
+      orphans: 7,
+    },
+    {
+      partner: 'cielo',
+      file: join(FIXTURES, 'cielo/CIELO03_1234567890_20261201_0000001.txt'),
+      rowsByKind: { execution: 5, reversal: 3, failed: 1, ignored: 5 },
       orphans: 5,
     },
     {
       partner: 'stripe',
       file: join(FIXTURES, 'stripe/itemized_payout_reconciliation_po_1QxPayout0000000000001.csv'),
       rowsByKind: { execution: 5, reversal: 2, failed: 0, ignored: 1 },
+      orphans: 5,
+    },
+    {
+      partner: 'paypal',
+      file: join(FIXTURES, 'paypal/STL-20261130.01.009.CSV'),
+      rowsByKind: { execution: 5, reversal: 3, failed: 0, ignored: 2 },
       orphans: 5,
     },
   ];

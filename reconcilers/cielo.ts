@@ -1,0 +1,212 @@
+import { defineReconciler } from '../src/reconcile/reconcilerConfig.js';
+import type { FixedWidthField } from '../src/reports/fixedWidthSourceConfig.js';
+import type { RowKind } from '../src/reports/rowKind.js';
+
+/**
+ * cielo: card sales acquired by Cielo, reconciled from its Extrato Eletrônico (EDI), the sales file (opção de
+ * extrato 03, "Vendas com Plano Parcelado"), as Cielo publishes its layout of 250 positions with record types 0
+ * (header), 1 (Resumo de Operações, RO), 2 (Comprovante de Venda, CV) and 9 (trailer), layout version "001":
+ * https://github.com/DeveloperCielo/EDI/blob/master/source/extrato-edi.md (the source of
+ * https://developercielo.github.io/EDI/extrato-edi, stored at commit 2fbd636d20efe746ad33161fc090e023e05c1d74).
+ * Cielo replaced it from 2024 by the v15 layouts (records D, E, 8, ... longer than 250 positions), published
+ * only as PDF manuals (https://developercielo.github.io/tutorial/edi-extrato-eletronico) whose positions could
+ * not be read here: this file reads the 250-position files, and a v15 file fails on its first record's length.
+ *
+ * - One line per record, every record 250 characters (Latin-1): any other length, a first record that is not
+ *   the header, a header whose Opção de extrato is not 03, a record after the trailer, a file without its
+ *   trailer (cut in transit) or a trailer whose Total de registro (2-12: the records between header and
+ *   trailer) is not what was read fails the file, and the run applies nothing.
+ * - No coverage is declared: the file completes the intents it shows and proves none absent (the run says so
+ *   in its warnings); an intent it never shows stays stuck and is raised `unresolved` at the deadline. The
+ *   header's Período inicial (20-27) / Período final (28-35) look like a period, but Cielo defines them as
+ *   the smallest and largest capture date found in the file's own rows ("menor/maior data de captura
+ *   encontrada no movimento"): a period read off the rows promises nothing about the rows that are not there
+ *   (a sale presented a day late is in the next file, a late file stretches it back over earlier days), and
+ *   Cielo sends one file per chain (Estabelecimento Matriz, 2-11) under the same partner. Where a contract
+ *   with Cielo says a file is complete for a day, declare that day (`coverage: { fromFileName }`).
+ * - Record 1 (RO) is a batch summary: ignored, but its Tipo de Transação (24-25, Tabela II) and Origem do
+ *   ajuste (146-147, Tabela V) say what its CVs are, so each record 2 inherits them from the RO before it.
+ * - Record 2 (CV): our reference is Referência/código do pedido (163-182, what an e-commerce sale sent as the
+ *   order code); the partner reference is NSU/DOC (93-98), which Cielo says may repeat (identities also carry
+ *   our reference). Amount: Valor da compra ou valor da parcela (47-59, 13 digits, two implied decimals) signed
+ *   by position 46 (`+` credit, `-` debit), in BRL. Time: Data da venda/ajuste (38-45, `yyyyMMdd`) and Hora
+ *   da transação (183-188, `HHmmss`, zeros on records that are not the original sale), in São Paulo time.
+ * - Row kinds (see `cvKind`): a CV with a Motivo da rejeição (64-66, Tabela VIII) is a failed try; under a
+ *   sale RO (01) it is an execution (installment 02 and later of a plan are the same sale again: ignored);
+ *   under an adjustment RO (02 / 03) origins 17 (cancelamento da venda) and 28 (chargeback: contestação do
+ *   portador) are reversals, and so are those undoing them (22 and 24: a cancellation returned or refused, 23:
+ *   a dispute credited back, 33: estorno de cancelamento), as Adyen's ChargebackReversed is; the other origins
+ *   of Tabela V (fees, rent, corrections) are ignored; Plano Cielo (04) and reagendamento (05) are ignored. Any other value is
+ *   rejected, never guessed. Record types other than 0, 1, 2 and 9 (Cielo suggests skipping them) are
+ *   rejected too: they may be sales in a layout this file does not know, and then nothing is proven absent.
+ *
+ * Verified against the layout text: every position and length above, the record types and tables II, V and
+ * VIII. Not verified: that values carry two implied decimals (the layout marks them "(*)" without the note in
+ * the stored text; BRL has two decimals), how Origem do ajuste pads its one-digit codes (both `1` and `01` are
+ * read as code 1), and what an installment plan's first CV amount is (the installment, so an intent for the
+ * whole sale is an amount mismatch a person looks at). The fixture under test/fixtures/partners/cielo/ follows
+ * these positions.
+ */
+
+/** Tabela VIII, Motivo da rejeição. */
+const REJECTION_REASONS = new Set([
+  '002',
+  '023',
+  '031',
+  '039',
+  '044',
+  '045',
+  '055',
+  '056',
+  '057',
+  '061',
+  '066',
+  '067',
+  '069',
+  '070',
+  '071',
+  '072',
+  '073',
+  '074',
+  '075',
+  '077',
+  '078',
+  '079',
+  '080',
+  '081',
+  '082',
+  '083',
+  '084',
+  '086',
+  '092',
+  '093',
+  '094',
+  '097',
+  '099',
+  '100',
+  '101',
+  '102',
+  '124',
+  '126',
+  '128',
+  '129',
+  '130',
+  '133',
+  '134',
+  '145',
+]);
+
+/**
+ * Tabela V, Origem do ajuste: the codes that reverse a sale (cancellation 17, chargeback 28) or undo such a
+ * reversal (22, 23, 24, 33); the table's others (1 to 38) are fees, rent and corrections.
+ */
+const REVERSING_ADJUSTMENTS = new Set([17, 22, 23, 24, 28, 33]);
+
+/** What a CV says happened, from its RO's Tipo de Transação and Origem do ajuste and its own rejection and installment. */
+function cvKind(values: Readonly<Record<string, string>>): RowKind | undefined {
+  const rejection = values['Motivo da rejeição']!;
+  if (rejection !== '') return REJECTION_REASONS.has(rejection) ? 'failed' : undefined;
+  const installment = values.Parcela!;
+  switch (values['Tipo de Transação']) {
+    case '01': // Venda
+      if (installment === '00' || installment === '01') return 'execution';
+      return /^\d\d$/.test(installment) ? 'ignored' : undefined;
+    case '02': // Ajuste a crédito
+    case '03': {
+      // Ajuste a débito
+      const origin = values['Origem do ajuste']!;
+      const code = /^\d{1,2}$/.test(origin) ? Number(origin) : 0;
+      if (code < 1 || code > 38) return undefined;
+      return REVERSING_ADJUSTMENTS.has(code) ? 'reversal' : 'ignored';
+    }
+    case '04': // Plano Cielo
+    case '05': // Reagendamento
+      return 'ignored';
+    default:
+      return undefined;
+  }
+}
+
+const field = (name: string, start: number, length: number, impliedDecimals?: number): FixedWidthField =>
+  impliedDecimals === undefined ? { name, start, length } : { name, start, length, impliedDecimals };
+
+export default defineReconciler({
+  partner: 'cielo',
+  schedule: '30 7 * * *',
+  timezone: 'America/Sao_Paulo',
+  stuckAfter: '15m',
+  settlementLag: '2h',
+  deadline: '5d',
+  match: { by: 'reference' },
+  source: {
+    type: 'fixedWidth',
+    path: 'reports/cielo/*.txt',
+    encoding: 'latin1',
+    recordLength: 250,
+    recordType: { name: 'Tipo de registro', start: 1, length: 1 },
+    header: {
+      type: '0',
+      fields: [
+        field('Estabelecimento Matriz', 2, 10),
+        field('Data de processamento', 12, 8),
+        field('Período inicial', 20, 8),
+        field('Período final', 28, 8),
+        field('Sequência', 36, 7),
+        field('Empresa adquirente', 43, 5),
+        field('Opção de extrato', 48, 2),
+        field('Versão Layout', 71, 3),
+      ],
+      expect: { 'Opção de extrato': ['03'], 'Empresa adquirente': ['CIELO', 'Cielo'] },
+    },
+    trailer: { type: '9', count: field('Total de registro', 2, 11) },
+    records: {
+      '1': {
+        ignored: true,
+        fields: [
+          field('Estabelecimento Submissor', 2, 10),
+          field('Número do RO', 12, 7),
+          field('Tipo de Transação', 24, 2),
+          field('Origem do ajuste', 146, 2),
+        ],
+      },
+      '2': {
+        fields: [
+          field('Estabelecimento Submissor', 2, 10),
+          field('Número do RO', 12, 7),
+          field('Data da venda/ajuste', 38, 8),
+          field('Sinal do valor da compra ou valor da parcela', 46, 1),
+          field('Valor da compra ou valor da parcela', 47, 13, 2),
+          field('Parcela', 60, 2),
+          field('Total de parcelas', 62, 2),
+          field('Motivo da rejeição', 64, 3),
+          field('Código de autorização', 67, 6),
+          field('TID', 73, 20),
+          field('NSU/DOC', 93, 6),
+          field('Referência/código do pedido', 163, 20),
+          field('Hora da transação', 183, 6),
+          field('Número único da transação', 189, 29),
+        ],
+        inherit: { from: '1', fields: ['Tipo de Transação', 'Origem do ajuste'] },
+        columns: {
+          reference: 'Referência/código do pedido',
+          partnerReference: 'NSU/DOC',
+          amount: 'Valor da compra ou valor da parcela',
+          currency: { value: 'BRL' },
+        },
+        executedAt: {
+          date: 'Data da venda/ajuste',
+          dateFormat: 'yyyyMMdd',
+          time: 'Hora da transação',
+          timeFormat: 'HHmmss',
+        },
+        amount: {
+          sign: { column: 'Sinal do valor da compra ou valor da parcela', negative: ['-'], positive: ['+'] },
+        },
+        kind: {
+          columns: ['Motivo da rejeição', 'Tipo de Transação', 'Origem do ajuste', 'Parcela'],
+          classify: cvKind,
+        },
+      },
+    },
+  },
+});
