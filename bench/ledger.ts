@@ -7,13 +7,15 @@
  * - `baseline`: hand-written `pg` on `bench_intents` (the columns the guarantee needs, unique (partner, key)):
  *   claim = `INSERT ... ON CONFLICT DO NOTHING RETURNING`, completion = `UPDATE ... WHERE id AND attempt AND
  *   status = 'in_progress'`. Two statements, two commits: the minimum for "one call in flight" + fencing.
+ *   Both are named (prepared) statements, as the ledger's are: an unprepared baseline pays parsing and
+ *   planning the ledger does not, and flattered the ratio by about a third.
  * - `ledger-sql`: the ledger's own two statements (`claimIntent`, `completeAttempt`) sent through the same
  *   pool without the `Ledger` class around them. ledger vs ledger-sql is the cost of the JavaScript
  *   (validation, fingerprint, lease timer, metrics); ledger-sql vs baseline is the cost of the SQL (attempt
  *   history, secondary indexes, CTEs).
  *
  * Replay: `run()` on keys already completed (the duplicate is suppressed and the stored result returned)
- * beside one `SELECT` by (partner, key) on the baseline table.
+ * beside one prepared `SELECT` by (partner, key) on the baseline table.
  *
  * Fairness on a noisy 2-core machine: every variant gets the same pool size, the same database and the
  * same slot length; slots are interleaved (A B C, then B C A, ...), and a warm-up slot per variant runs
@@ -28,7 +30,6 @@ import { claimNewIntent as claimIntent } from '../src/ledger/sql/claimIntent.js'
 import { completeAttempt } from '../src/ledger/sql/completeAttempt.js';
 import type { Logger } from '../src/shared/logger.js';
 import type { IntentSpec } from '../src/shared/types.js';
-import { findIntent } from './findIntent.js';
 import {
   type BenchServer,
   compareVariants,
@@ -79,6 +80,8 @@ interface ReplayFigures {
 
 export interface LedgerBenchResult {
   poolSize: number;
+  /** The baseline's statements are named (prepared) statements, like the ledger's. */
+  baselinePrepared: true;
   slotSeconds: number;
   rounds: number;
   concurrency: ConcurrencyFigures[];
@@ -86,7 +89,13 @@ export interface LedgerBenchResult {
   /** The figures the targets are about (concurrency 32). */
   ratio: number;
   p99AddedMs: number;
-  targets: { ratio: { target: number; met: boolean }; p99AddedMs: { target: number; met: boolean } };
+  /** Each target of issue #15 with the figure it is about (printed, never asserted). */
+  targets: {
+    ratio: { value: number; target: number; met: boolean };
+    p99AddedMs: { value: number; target: number; met: boolean };
+    /** Replay at concurrency 32 ÷ a prepared single-row SELECT. */
+    replayRatio: { value: number; target: number; met: boolean };
+  };
   /** EXPLAIN (ANALYZE, BUFFERS, WAL) of the hot statements, one string per statement. */
   explain: { name: string; plan: string }[];
 }
@@ -210,7 +219,11 @@ export async function benchLedger(
         name: 'select',
         op: () => async (n) => {
           const key = keys[n % keys.length];
-          const { rows } = await baselinePool.query(BASELINE_REPLAY, [PARTNER, key]);
+          const { rows } = await baselinePool.query({
+            name: 'bench_baseline_replay',
+            text: BASELINE_REPLAY,
+            values: [PARTNER, key],
+          });
           if (rows[0]?.status !== 'completed')
             throw new Error(`baseline replay of ${key} found no completed row`);
         },
@@ -238,8 +251,10 @@ export async function benchLedger(
 
     const explain = await explainHotStatements(ledgerPool, baselinePool, keys[0]);
     const at32 = figures.find((entry) => entry.concurrency === 32)!;
+    const replayAt32 = replay.find((entry) => entry.concurrency === 32)!;
     return {
       poolSize,
+      baselinePrepared: true,
       slotSeconds: timing.slotMs / 1000,
       rounds: timing.rounds,
       concurrency: figures,
@@ -247,8 +262,9 @@ export async function benchLedger(
       ratio: at32.ratio,
       p99AddedMs: at32.p99AddedMs,
       targets: {
-        ratio: { target: 0.9, met: at32.ratio >= 0.9 },
-        p99AddedMs: { target: 2, met: at32.p99AddedMs <= 2 },
+        ratio: { value: at32.ratio, target: 0.9, met: at32.ratio >= 0.9 },
+        p99AddedMs: { value: at32.p99AddedMs, target: 2, met: at32.p99AddedMs <= 2 },
+        replayRatio: { value: replayAt32.ratio, target: 0.8, met: replayAt32.ratio >= 0.8 },
       },
       explain,
     };
@@ -276,8 +292,9 @@ function writeVariants(ledger: Ledger, ledgerPool: Pool, baselinePool: Pool): Va
       op: (slot) => async (n) => {
         const key = `s-${slot}-${n}`;
         const spec = specFor(key);
-        const claimed = await claimIntent(ledgerPool, claimInput(spec));
-        if (!claimed) throw new Error(`ledger-sql claim of ${key} returned nothing`);
+        const first = await claimIntent(ledgerPool, claimInput(spec));
+        if (!first.claimed) throw new Error(`ledger-sql claim of ${key} claimed nothing`);
+        const claimed = first.row;
         const completed = await completeAttempt(ledgerPool, {
           intentId: claimed.id,
           attempt: claimed.attempt,
@@ -291,20 +308,26 @@ function writeVariants(ledger: Ledger, ledgerPool: Pool, baselinePool: Pool): Va
   ];
 }
 
-/** The minimum: conditional insert, the call, conditional update. */
+/**
+ * The minimum: conditional insert, the call, conditional update; each a named (prepared) statement, as the
+ * ledger sends its own, so the ratio compares SQL with SQL and not planning with no planning.
+ */
 export async function baselineRun(pool: Pool, key: string): Promise<void> {
   const payload = payloadFor(key);
   const print = createHash('sha256').update(JSON.stringify(payload)).digest('hex');
-  const claimed = await pool.query<{ id: string; attempt: number }>(BASELINE_CLAIM, [
-    PARTNER,
-    key,
-    print,
-    LEASE_MS,
-  ]);
+  const claimed = await pool.query<{ id: string; attempt: number }>({
+    name: 'bench_baseline_claim',
+    text: BASELINE_CLAIM,
+    values: [PARTNER, key, print, LEASE_MS],
+  });
   const row = claimed.rows[0];
   if (!row) throw new Error(`baseline claim of ${key} returned nothing`);
   const { partnerReference } = await noopPartner(key)();
-  const completed = await pool.query(BASELINE_COMPLETE, [row.id, row.attempt, partnerReference, null]);
+  const completed = await pool.query({
+    name: 'bench_baseline_complete',
+    text: BASELINE_COMPLETE,
+    values: [row.id, row.attempt, partnerReference, null],
+  });
   if (completed.rowCount !== 1)
     throw new Error(`baseline completion of ${key} updated ${completed.rowCount} rows`);
 }
@@ -377,7 +400,6 @@ async function explainHotStatements(
     completeAttempt(db, { intentId: '0', attempt: 1, partnerReference: 'nsu', response: null, by: 'caller' }),
   );
   const replayClaim = await captureStatement((db) => claimIntent(db, claimInput(specFor(replayKey))));
-  const find = await captureStatement((db) => findIntent(db, PARTNER, replayKey));
   const out: { name: string; plan: string }[] = [];
   const explain = async (
     pool: Pool,
@@ -412,11 +434,10 @@ async function explainHotStatements(
   );
   await explain(
     ledgerPool,
-    'ledger replay, 1/2: claimIntent on a completed key',
+    'ledger replay: the claim on a completed key (reads it, inserts nothing)',
     replayClaim.text,
     replayClaim.values,
   );
-  await explain(ledgerPool, 'ledger replay, 2/2: findIntent', find.text, find.values);
   await explain(baselinePool, 'baseline claim', BASELINE_CLAIM, [PARTNER, 'explain-b1', 'f', LEASE_MS]);
   await explain(
     baselinePool,

@@ -19,15 +19,17 @@
  *   is a BRIN (settled_at only grows, and a BRIN entry is a summary per block range, not one per row).
  * - `prepared, no reconciliation indexes`: on a copy of `intents` without the three indexes only
  *   reconciliation and retention read ((partner, reference), (partner, partner_reference), settled_at).
- * - `baseline (prepared)`: the minimal SQL prepared, to show what prepared statements give the minimum too.
+ * - `prepared, the claim reading first`: the other one-statement claim (a replay is one index probe).
+ * - `prepared, the claim without the read (before #15)`: the claim as a bare insert, so the cost a new key
+ *   pays for the claim that also reads the key (what makes a replay one statement) shows.
  *
  * Replay path (key already completed):
- * - `current`: claimIntent (ON CONFLICT DO NOTHING: no lock, no WAL on a conflict) + findIntent, unnamed.
- * - `claim + find, prepared`: the same, named.
- * - `find only, prepared`: read first, claim only when nothing is there (a new key then pays one more
- *   round trip).
+ * - `current`: the ledger's claim, which inserts and reads the key when the insert found it taken: one
+ *   statement. `the claim reading first`: the other order, measured and not taken.
+ * - `claim + find`: before #15, the insert alone (ON CONFLICT DO NOTHING: no lock, no WAL on a conflict) and
+ *   then findIntent, unprepared and prepared.
+ * - `find only, prepared`: the read alone, what the one statement costs beyond a SELECT.
  */
-import { createHash } from 'node:crypto';
 import { Pool, type QueryResult } from 'pg';
 import { createLedger, poolOf } from '../src/ledger/createLedger.js';
 import { claimNewIntent as claimIntent } from '../src/ledger/sql/claimIntent.js';
@@ -65,6 +67,39 @@ interface CandidateFigures {
   ratio: number;
   cpuRatio: number | null;
 }
+
+/**
+ * The other one-statement claim, measured and not taken: read first, insert only when the key is not there.
+ * A replay is then one index probe; a new key pays the probe and the CTE around the insert.
+ */
+const CLAIM_READ_FIRST = `WITH existing AS (
+       SELECT i.id, i.attempt, i.lease_expires_at, i.status, i.fingerprint, i.partner_honours_key,
+              i.partner_reference, i.response, i.reason,
+              coalesce(i.status = 'in_progress' AND i.lease_expires_at > now(), false) AS lease_running
+         FROM intents i
+        WHERE i.partner = $1 AND i.key = $3
+     ), claimed AS (
+       INSERT INTO intents (partner, operation, key, fingerprint, reference, amount, currency, status, attempt,
+                            lease_expires_at, owner, partner_honours_key)
+       SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::numeric, $7::text, 'in_progress', 1,
+              now() + $8::float8 * interval '1 millisecond', $9::text, $10::boolean
+        WHERE NOT EXISTS (SELECT 1 FROM existing)
+       ON CONFLICT ON CONSTRAINT intents_partner_key_unique DO NOTHING
+       RETURNING id, attempt, lease_expires_at
+     )
+   SELECT true AS claimed, c.id, c.attempt, c.lease_expires_at, NULL::text AS status, NULL::text AS fingerprint,
+          NULL::boolean AS partner_honours_key, NULL::text AS partner_reference, NULL::jsonb AS response,
+          NULL::jsonb AS reason, true AS lease_running
+     FROM claimed c
+   UNION ALL
+   SELECT false, e.* FROM existing e`;
+
+/** The claim as it was before #15: the insert alone, so a replay needed a second statement to read the row. */
+const CLAIM_WITHOUT_READ = `INSERT INTO intents (partner, operation, key, fingerprint, reference, amount, currency, status, attempt,
+                        lease_expires_at, owner, partner_honours_key)
+   VALUES ($1, $2, $3, $4, $5, $6::numeric, $7, 'in_progress', 1, now() + $8 * interval '1 millisecond', $9, $10)
+   ON CONFLICT ON CONSTRAINT intents_partner_key_unique DO NOTHING
+   RETURNING id, attempt, lease_expires_at`;
 
 export interface LedgerCandidatesResult {
   concurrency: number;
@@ -161,18 +196,6 @@ function onCandidateTables(text: string, prefix = 'cand_'): string {
   return out;
 }
 
-const BASELINE_CLAIM = `
-  INSERT INTO bench_intents (partner, key, fingerprint, status, attempt, lease_expires_at)
-  VALUES ($1, $2, $3, 'in_progress', 1, now() + $4 * interval '1 millisecond')
-  ON CONFLICT (partner, key) DO NOTHING
-  RETURNING id, attempt`;
-
-const BASELINE_COMPLETE = `
-  UPDATE bench_intents
-     SET status = 'completed', partner_reference = $3, response = $4::jsonb, lease_expires_at = NULL,
-         settled_at = now()
-   WHERE id = $1 AND attempt = $2 AND status = 'in_progress'`;
-
 export async function benchLedgerCandidates(
   server: BenchServer,
   options: { quick: boolean; poolSize?: number },
@@ -255,7 +278,7 @@ export async function benchLedgerCandidates(
       writePath(onCandidateTables(claim.text, prefix), onCandidateTables(complete.text, prefix), true, tag);
     const writeVariants: Variant[] = [
       { name: 'baseline', op: (slot) => (n) => baselineRun(baselinePool, `b-${slot}-${n}`) },
-      { name: 'current', op: writePath(claim.text, complete.text, false, 'cur') },
+      { name: 'unprepared', op: writePath(claim.text, complete.text, false, 'cur') },
       { name: 'prepared', op: writePath(claim.text, complete.text, true, 'prep') },
       { name: 'prepared, fresh copies of the tables', op: onCopies('copy_', 'copy') },
       {
@@ -279,22 +302,12 @@ export async function benchLedgerCandidates(
       { name: 'prepared, lighter reconciliation indexes', op: onCopies('lite_', 'lite') },
       { name: 'prepared, no reconciliation indexes', op: onCopies('cand_', 'noidx') },
       {
-        name: 'baseline (prepared)',
-        op: (slot) => async (n) => {
-          const key = `bp-${slot}-${n}`;
-          const print = createHash('sha256').update(key).digest('hex');
-          const claimed = await baselinePool.query({
-            name: 'bench-baseline-claim',
-            text: BASELINE_CLAIM,
-            values: [PARTNER, key, print, LEASE_MS],
-          });
-          const row = claimed.rows[0] as { id: string; attempt: number };
-          await baselinePool.query({
-            name: 'bench-baseline-complete',
-            text: BASELINE_COMPLETE,
-            values: [row.id, row.attempt, `nsu-${key}`, null],
-          });
-        },
+        name: 'prepared, the claim reading first, inserting when the key is not there',
+        op: writePath(CLAIM_READ_FIRST, complete.text, true, 'readfirst'),
+      },
+      {
+        name: 'prepared, the claim without the read (before #15)',
+        op: writePath(CLAIM_WITHOUT_READ, complete.text, true, 'noread'),
       },
     ];
     const write = ranked(
@@ -312,27 +325,54 @@ export async function benchLedgerCandidates(
         }),
       );
     }
-    const replayPath =
-      (claimText: string | undefined, prepare: boolean, tag: string) => () => async (n: number) => {
-        const key = keys[n % keys.length];
-        if (claimText) {
-          const claimed = await send(prepare ? `bench-${tag}-claim` : undefined, claimText, values(key));
-          if (claimed.rows[0]) throw new Error(`${tag}: replay of ${key} claimed it`);
-        }
-        const found = await send(prepare ? `bench-${tag}-find` : undefined, find.text, [PARTNER, key]);
-        if (found.rows[0]?.status !== 'completed') throw new Error(`${tag}: ${key} is not completed`);
-      };
+    /** Before #15: the claim finds the key taken (no row), then a second statement reads it. */
+    const claimThenFind = (prepare: boolean, tag: string) => () => async (n: number) => {
+      const key = keys[n % keys.length];
+      const claimed = await send(prepare ? `bench-${tag}-claim` : undefined, CLAIM_WITHOUT_READ, values(key));
+      if (claimed.rows[0]) throw new Error(`${tag}: replay of ${key} claimed it`);
+      const found = await send(prepare ? `bench-${tag}-find` : undefined, find.text, [PARTNER, key]);
+      if (found.rows[0]?.status !== 'completed') throw new Error(`${tag}: ${key} is not completed`);
+    };
     const replayVariants: Variant[] = [
       {
         name: 'select',
         op: () => async (n) => {
-          const { rows } = await baselinePool.query(BASELINE_REPLAY, [PARTNER, keys[n % keys.length]]);
+          const { rows } = await baselinePool.query({
+            name: 'bench-baseline-replay',
+            text: BASELINE_REPLAY,
+            values: [PARTNER, keys[n % keys.length]],
+          });
           if (rows[0]?.status !== 'completed') throw new Error('baseline replay found no completed row');
         },
       },
-      { name: 'current', op: replayPath(claim.text, false, 'rcur') },
-      { name: 'claim + find, prepared', op: replayPath(claim.text, true, 'rclaim') },
-      { name: 'find only, prepared', op: replayPath(undefined, true, 'rfind') },
+      {
+        name: 'current: the claim reads the key (one statement, prepared)',
+        op: () => async (n) => {
+          const key = keys[n % keys.length];
+          const { rows } = await send('bench-rone-claim', claim.text, values(key));
+          if (rows[0]?.claimed !== false || rows[0]?.status !== 'completed')
+            throw new Error(`rone: replay of ${key} did not find it completed`);
+        },
+      },
+      {
+        name: 'the claim reading first (one statement, prepared)',
+        op: () => async (n) => {
+          const key = keys[n % keys.length];
+          const { rows } = await send('bench-rread-claim', CLAIM_READ_FIRST, values(key));
+          if (rows[0]?.claimed !== false || rows[0]?.status !== 'completed')
+            throw new Error(`rread: replay of ${key} did not find it completed`);
+        },
+      },
+      { name: 'claim + find, unprepared (before the prepared statements)', op: claimThenFind(false, 'rcur') },
+      { name: 'claim + find, prepared (before #15)', op: claimThenFind(true, 'rclaim') },
+      {
+        name: 'find only, prepared',
+        op: () => async (n) => {
+          const key = keys[n % keys.length];
+          const found = await send('bench-rfind-find', find.text, [PARTNER, key]);
+          if (found.rows[0]?.status !== 'completed') throw new Error(`rfind: ${key} is not completed`);
+        },
+      },
     ];
     const replay = ranked(
       await compareVariants(meter, replayVariants, { concurrency, ...timing }),

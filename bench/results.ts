@@ -1,6 +1,7 @@
 /** Renders bench/RESULTS.md from one run's figures. */
 import type { LedgerBenchResult } from './ledger.js';
 import type { LedgerCandidatesResult } from './ledgerCandidates.js';
+import type { ScalingResult } from './ledgerScaling.js';
 import type { ReconcileBenchResult, SizeFigures, Target } from './reconcile.js';
 
 export interface Machine {
@@ -17,10 +18,11 @@ export function renderResults(input: {
   machine: Machine;
   ledger: LedgerBenchResult | undefined;
   candidates?: LedgerCandidatesResult;
+  scaling?: ScalingResult;
   reconcile: ReconcileBenchResult | undefined;
   notes?: string[];
 }): string {
-  const { started, machine, ledger, candidates, reconcile } = input;
+  const { started, machine, ledger, candidates, scaling, reconcile } = input;
   const out: string[] = [];
   out.push('# Benchmark results', '');
   out.push(
@@ -43,6 +45,12 @@ export function renderResults(input: {
     out.push(
       `| ledger: p99 added ≤ 2 ms at concurrency 32 | ${ledger.p99AddedMs} ms | ${mark(ledger.targets.p99AddedMs.met)} |`,
     );
+    // Older raw figures (--render) have no replay target.
+    const replay = ledger.targets.replayRatio;
+    if (replay)
+      out.push(
+        `| ledger: replay ≥ 0.8 × a prepared single-row SELECT at concurrency 32 | ${replay.value} | ${mark(replay.met)} |`,
+      );
   }
   if (reconcile) {
     const t = reconcile.targets;
@@ -69,6 +77,7 @@ export function renderResults(input: {
 
   if (ledger) renderLedger(out, ledger);
   if (candidates) renderCandidates(out, candidates);
+  if (scaling) renderScaling(out, scaling);
   if (reconcile) renderReconcile(out, reconcile);
   if (input.notes && input.notes.length > 0) out.push('## Notes', '', ...input.notes, '');
   return `${out.join('\n')}\n`;
@@ -81,6 +90,9 @@ function renderLedger(out: string[], ledger: LedgerBenchResult): void {
     `rounds of ${ledger.slotSeconds} s per variant and concurrency (after a warm-up slot each). \`ledger-sql\` is the ledger's`,
     'own two statements through the same pool without the Ledger class: ledger vs ledger-sql is the JavaScript,',
     'ledger-sql vs baseline is the SQL.',
+    ledger.baselinePrepared
+      ? "The baseline's statements are named (prepared) statements, as the ledger's are."
+      : "The baseline's statements were sent unprepared (figures of an older run).",
     '',
   );
   out.push(
@@ -106,7 +118,7 @@ function renderLedger(out: string[], ledger: LedgerBenchResult): void {
   for (const c of ledger.concurrency) {
     out.push(`| ${c.concurrency} | ${cost(c.ledger)} | ${cost(c.baseline)} | ${cost(c.ledgerSql)} |`);
   }
-  out.push('', '### Replay (duplicate suppressed) beside a single-row SELECT', '');
+  out.push('', '### Replay (duplicate suppressed) beside a prepared single-row SELECT', '');
   out.push(
     '| concurrency | run() ops/s | p50 / p99 ms | SELECT ops/s | p50 / p99 ms | ratio | CPU ratio | p99 added ms | run() CPU µs, WAL B | SELECT |',
   );
@@ -119,6 +131,26 @@ function renderLedger(out: string[], ledger: LedgerBenchResult): void {
   }
   out.push('', '### EXPLAIN (ANALYZE, BUFFERS, WAL) of the hot statements', '');
   for (const { name, plan } of ledger.explain) out.push(`${name}:`, '```', plan, '```');
+  out.push('');
+}
+
+function renderScaling(out: string[], scaling: ScalingResult): void {
+  out.push('## bench/ledgerScaling: N consumer processes beside N baseline processes, one PostgreSQL', '');
+  out.push(
+    `Each process has its own pool of 10 and runs ${scaling.entries[0]?.concurrencyPerProcess ?? '?'} calls at a time (new keys, no-op partner);`,
+    `the two groups take turns, ${scaling.rounds} rounds of ${scaling.slotSeconds} s each, every process of a group in the same slot.`,
+    'On this 2-core machine more processes add no CPU: the figures show whether the ratio holds when calls come',
+    'from several processes, not how far one node goes with more cores.',
+    '',
+    '| processes per group | run() ops/s (sum) | p99 ms | baseline ops/s (sum) | p99 ms | ratio (round range) |',
+    '|---:|---:|---:|---:|---:|---:|',
+  );
+  for (const e of scaling.entries) {
+    out.push(
+      `| ${e.processes} | ${count(e.ledger.opsPerSecond)} | ${e.ledger.p99Ms} | ${count(e.baseline.opsPerSecond)} | ` +
+        `${e.baseline.p99Ms} | ${e.ratio} (${e.ratioRange.join('–')}) |`,
+    );
+  }
   out.push('');
 }
 

@@ -7,6 +7,7 @@
  * --history N (settled intents of history for the reconcile history comparison; 0 skips it),
  * --profile (CPU profile of the reconcile child and auto_explain of its slow statements, even when every
  * target is met), --candidates (measure the candidate fixes of the ledger's SQL; always on without --quick),
+ * --scaling (ledger and baseline from 1, 2 and 4 processes each; always on without --quick),
  * --no-write (do not touch bench/RESULTS.md), --render FILE (rewrite bench/RESULTS.md from the raw figures a
  * previous run saved, without measuring anything).
  */
@@ -17,6 +18,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { benchLedger, type LedgerBenchResult } from './ledger.js';
 import { benchLedgerCandidates, type LedgerCandidatesResult } from './ledgerCandidates.js';
+import { benchLedgerScaling, type ScalingResult } from './ledgerScaling.js';
 import { benchReconcile, type ReconcileBenchResult } from './reconcile.js';
 import { renderResults } from './results.js';
 import { log, round, startBenchServer, type VariantFigures } from './support.js';
@@ -31,6 +33,7 @@ async function main(): Promise<void> {
       history: { type: 'string' },
       profile: { type: 'boolean', default: false },
       candidates: { type: 'boolean', default: false },
+      scaling: { type: 'boolean', default: false },
       'no-write': { type: 'boolean', default: false },
       render: { type: 'string' },
     },
@@ -61,11 +64,13 @@ async function main(): Promise<void> {
   );
   let ledger: LedgerBenchResult | undefined;
   let candidates: LedgerCandidatesResult | undefined;
+  let scaling: ScalingResult | undefined;
   let reconcile: ReconcileBenchResult | undefined;
   try {
     if (only !== 'reconcile') {
       ledger = await benchLedger(server, { quick });
       if (!quick || values.candidates) candidates = await benchLedgerCandidates(server, { quick });
+      if (!quick || values.scaling) scaling = await benchLedgerScaling(server, { quick });
     }
     if (only !== 'ledger') {
       reconcile = await benchReconcile(server, {
@@ -87,9 +92,11 @@ async function main(): Promise<void> {
     build: buildDigest(join(__dirname, '../src')),
   };
   if (values.json) {
-    process.stdout.write(`${JSON.stringify(toJson(ledger, candidates, reconcile, machine, quick))}\n`);
+    process.stdout.write(
+      `${JSON.stringify(toJson(ledger, candidates, scaling, reconcile, machine, quick))}\n`,
+    );
   }
-  const results = { started, machine, ledger, candidates, reconcile };
+  const results = { started, machine, ledger, candidates, scaling, reconcile };
   const raw = join(tmpdir(), `intent-ledger-bench-${quick ? 'quick' : 'full'}.json`);
   writeFileSync(raw, JSON.stringify(results));
   log(`raw figures in ${raw} (re-render with --render ${raw})`);
@@ -102,6 +109,7 @@ async function main(): Promise<void> {
 function toJson(
   ledger: LedgerBenchResult | undefined,
   candidates: LedgerCandidatesResult | undefined,
+  scaling: ScalingResult | undefined,
   reconcile: ReconcileBenchResult | undefined,
   machine: Record<string, unknown>,
   quick: boolean,
@@ -112,8 +120,10 @@ function toJson(
     ledger: ledger && {
       ratio: ledger.ratio,
       p99AddedMs: ledger.p99AddedMs,
-      targetsMet: ledger.targets.ratio.met && ledger.targets.p99AddedMs.met,
+      targetsMet: Object.values(ledger.targets).every((target) => target.met),
+      targets: ledger.targets,
       poolSize: ledger.poolSize,
+      baselinePrepared: ledger.baselinePrepared,
       concurrency: ledger.concurrency.map((entry) => ({
         concurrency: entry.concurrency,
         ratio: entry.ratio,
@@ -133,6 +143,11 @@ function toJson(
         ledger: compact(entry.ledger),
         select: compact(entry.select),
       })),
+      scaling: scaling && {
+        slotSeconds: scaling.slotSeconds,
+        rounds: scaling.rounds,
+        processes: scaling.entries,
+      },
       candidates: candidates && {
         write: candidates.write.map((c) => ({ name: c.name, ratio: c.ratio, cpuRatio: c.cpuRatio })),
         replay: candidates.replay.map((c) => ({ name: c.name, ratio: c.ratio, cpuRatio: c.cpuRatio })),

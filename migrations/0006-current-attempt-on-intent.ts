@@ -26,7 +26,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * Upgrading: stop every process of the previous version (consumers and reconcilers) before this runs. An old
  * re-claim would not move `attempt_started_at`, and reconciliation now reads an attempt's start from it: the
  * trigger `intents_attempt_started` moves it whenever `attempt` changes, so such a start is never the previous
- * attempt's. What stays wrong with old writers running: an old claim writes a row for the running attempt,
+ * attempt's (migration 0014 drops it again: it made every UPDATE of an intent lock the row). What stays wrong with old writers running: an old claim writes a row for the running attempt,
  * which the history then shows without the outcome recorded on the intent. The table rewrite below holds an
  * exclusive lock on `intents` for as long as it takes, which grows with the table (docs/PERFORMANCE.md,
  * "The ledger's hot path", gives the time per million intents on the benchmark machine).

@@ -9,6 +9,7 @@ import { RunHeartbeat1000000000008 } from './0008-run-heartbeat.js';
 import { ReviewUsers1000000000009 } from './0009-review-users.js';
 import { DiscrepancyApprovals1000000000010 } from './0010-discrepancy-approvals.js';
 import { RowKinds1000000000011 } from './0011-row-kinds.js';
+import { NoRowTriggerOnIntents1000000000014 } from './0014-no-row-trigger-on-intents.js';
 import { ApprovalThresholds1000000000016 } from './0016-approval-thresholds.js';
 
 /** Every migration, in order. A new migration is a new numbered file plus one line here. */
@@ -24,5 +25,6 @@ export const migrations = [
   ReviewUsers1000000000009,
   DiscrepancyApprovals1000000000010,
   RowKinds1000000000011,
+  NoRowTriggerOnIntents1000000000014,
   ApprovalThresholds1000000000016,
 ];

@@ -288,15 +288,6 @@ AS $function$
         RAISE EXCEPTION 'discrepancy_history is append-only' USING ERRCODE = 'insufficient_privilege';
       END $function$
 
-CREATE OR REPLACE FUNCTION public.intents_attempt_started()
- RETURNS trigger
- LANGUAGE plpgsql
-AS $function$
-      BEGIN
-        NEW.attempt_started_at := now();
-        RETURN NEW;
-      END $function$
-
 CREATE OR REPLACE FUNCTION public.intents_delete_attempts()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -343,7 +334,6 @@ AS $function$
 
 CREATE TRIGGER discrepancies_four_eyes BEFORE UPDATE OF status ON public.discrepancies FOR EACH ROW EXECUTE FUNCTION discrepancies_four_eyes();
 CREATE TRIGGER discrepancy_history_no_change BEFORE DELETE OR UPDATE ON public.discrepancy_history FOR EACH ROW EXECUTE FUNCTION discrepancy_history_append_only();
-CREATE TRIGGER intents_attempt_started BEFORE UPDATE OF attempt ON public.intents FOR EACH ROW WHEN ((new.attempt IS DISTINCT FROM old.attempt)) EXECUTE FUNCTION intents_attempt_started();
 CREATE TRIGGER intents_delete_attempts AFTER DELETE ON public.intents REFERENCING OLD TABLE AS deleted_intents FOR EACH STATEMENT EXECUTE FUNCTION intents_delete_attempts();
 CREATE TRIGGER intents_truncate_attempts AFTER TRUNCATE ON public.intents FOR EACH STATEMENT EXECUTE FUNCTION intents_truncate_attempts();
 CREATE TRIGGER intents_unlink_partner_records AFTER DELETE ON public.intents REFERENCING OLD TABLE AS deleted_intents FOR EACH STATEMENT EXECUTE FUNCTION intents_unlink_partner_records();

@@ -28,11 +28,16 @@ import { LedgerMetrics } from './metrics.js';
 import type { ResolvedLedgerOptions } from './options.js';
 import { type PurgeOptions, type PurgeResult, purgeExpired } from './purge.js';
 import { replayOrRefuse } from './replayOrRefuse.js';
-import { type ClaimedRow, type ClaimInput, claimNewIntent } from './sql/claimIntent.js';
+import {
+  type ClaimInput,
+  claimNewIntent,
+  type ExistingIntentRow,
+  type FirstClaimOutcome,
+} from './sql/claimIntent.js';
 import { type CompletedRow, type CompletionInput, completeAttempt } from './sql/completeAttempt.js';
 import { correctNotExecutedIntent } from './sql/correctNotExecutedIntent.js';
 import { getIntentById, getIntentWithAttempts } from './sql/getIntentWithAttempts.js';
-import { reclaimIntent } from './sql/reclaimIntent.js';
+import { type ReclaimOutcome, reclaimIntent } from './sql/reclaimIntent.js';
 import { type FailedOutcome, settleAttemptWithoutExecution } from './sql/settleAttemptWithoutExecution.js';
 import { inDatabase, type StepContext, unavailable } from './unavailable.js';
 import { validateSpec } from './validateSpec.js';
@@ -147,20 +152,21 @@ export class Ledger {
       // try/catch here rather than through `inDatabase()`: a wrapper's closure and async frame per call stay
       // alive across the round trip, and what survives young-generation GC is the class's largest cost
       // beside its SQL (docs/PERFORMANCE.md).
-      let fresh: ClaimedRow | undefined;
+      let first: FirstClaimOutcome;
       try {
-        fresh = await claimNewIntent(this.pool, claimInput);
+        first = await claimNewIntent(this.pool, claimInput);
       } catch (error) {
         throw unavailable('claiming', spec, error);
       }
-      const outcome = fresh
-        ? ({
-            claimed: true,
-            id: fresh.id,
-            attempt: fresh.attempt,
-            lease_expires_at: fresh.lease_expires_at,
-          } as const)
-        : await inDatabase('claiming', spec, () => reclaimIntent(this.pool, claimInput));
+      // A settled key (a replay) or one we may not claim is decided on what the first statement read. Only
+      // a row that may be claimed again, or none visible to its snapshot, needs the re-claim's statement.
+      const outcome: ClaimOutcome = first.claimed
+        ? { claimed: true, ...first.row }
+        : first.existing !== undefined &&
+            (first.existing.fingerprint !== print ||
+              !this.mayClaimAgain(first.existing, input.partnerHonoursKey))
+          ? { claimed: false, intent: first.existing }
+          : await inDatabase('claiming', spec, () => reclaimIntent(this.pool, claimInput));
       if (outcome.claimed) {
         this.metrics.claims.inc(labels);
         const lease = this.leaseTimers.arm(
@@ -191,21 +197,27 @@ export class Ledger {
       // The re-claim's read half sees the row as of the statement's start: a contender that re-claimed it
       // meanwhile is invisible there. A row that still looks claimable by our own rules is therefore read
       // again rather than trusted (the next round's statement sees the winner's commit).
-      const honoured = existing.partner_honours_key && input.partnerHonoursKey;
-      if (
-        existing.status === IntentStatus.NotExecuted ||
-        (honoured &&
-          (existing.status === IntentStatus.Unknown ||
-            (existing.status === IntentStatus.InProgress && !existing.lease_running)))
-      ) {
-        continue;
-      }
+      if (this.mayClaimAgain(existing, input.partnerHonoursKey)) continue;
       return replayOrRefuse(existing, context, this.metrics, this.log);
     }
     throw unavailable(
       'claiming',
       spec,
       new Error(`the intent kept changing under ${MAX_CLAIM_ROUNDS} claim attempts`),
+    );
+  }
+
+  /**
+   * Whether our rules let this delivery claim the next attempt of `existing` (invariant 2): from
+   * `not_executed`, or, when the partner honours our key (stored and asked), also from `unknown` or an
+   * `in_progress` whose lease ended. The re-claim's statement decides for real, under a row lock.
+   */
+  private mayClaimAgain(existing: ExistingIntentRow, partnerHonoursKey: boolean): boolean {
+    if (existing.status === IntentStatus.NotExecuted) return true;
+    if (!(existing.partner_honours_key && partnerHonoursKey)) return false;
+    return (
+      existing.status === IntentStatus.Unknown ||
+      (existing.status === IntentStatus.InProgress && !existing.lease_running)
     );
   }
 
@@ -484,6 +496,9 @@ export class Ledger {
     if (this.closed) throw new LedgerClosedError({ ...about, method });
   }
 }
+
+/** A claim's statements' answer: a new attempt, or the intent as read (by the first statement or the re-claim). */
+type ClaimOutcome = ReclaimOutcome | { claimed: false; intent: ExistingIntentRow | undefined };
 
 /** A claim as the ledger holds it: the attempt with its lease. */
 interface LeasedClaim {

@@ -5,7 +5,7 @@ import type { Logger } from '../shared/logger.js';
 import { IntentStatus } from '../shared/status.js';
 import type { Replay } from '../shared/types.js';
 import type { LedgerMetrics } from './metrics.js';
-import type { FoundIntentRow } from './sql/leaseRunning.js';
+import type { ExistingIntentRow } from './sql/claimIntent.js';
 
 /**
  * What a delivery gets for an intent it may not claim (same key, same payload): the stored result of a
@@ -13,7 +13,7 @@ import type { FoundIntentRow } from './sql/leaseRunning.js';
  * unknown). The caller has already sent claimable intents round again; anything else reaching here is final.
  */
 export function replayOrRefuse(
-  existing: FoundIntentRow,
+  existing: ExistingIntentRow,
   context: { partner: string; key: string; intentId: string },
   metrics: LedgerMetrics,
   log: Logger,

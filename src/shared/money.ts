@@ -21,6 +21,12 @@ export function assertAmount(amount: string, field = 'amount'): string {
  * `Intl.supportedValuesOf('currency')`: it leaves out real ISO 4217 codes such as CLF.
  */
 const currencyNames = new Intl.DisplayNames(['en'], { type: 'currency', fallback: 'none' });
+/**
+ * Codes the currency data knew, remembered: asking `Intl.DisplayNames` was the largest single cost of
+ * validating a spec, on every claim and every replay (docs/PERFORMANCE.md, "The ledger's hot path"). Holds
+ * only codes ICU knows, so at most a few hundred.
+ */
+const knownCurrencies = new Set<string>();
 
 /** Checks an ISO 4217 currency code given by a caller: upper case, and one the currency data knows. */
 export function assertCurrency(currency: string, field = 'currency'): string {
@@ -29,11 +35,13 @@ export function assertCurrency(currency: string, field = 'currency'): string {
       `${field} must be an ISO 4217 code in upper case such as "BRL" (got ${JSON.stringify(currency)})`,
     );
   }
+  if (knownCurrencies.has(currency)) return currency;
   if (currencyNames.of(currency) === undefined) {
     throw new TypeError(
       `${field} ${JSON.stringify(currency)} is not an ISO 4217 currency code known to this Node's currency data`,
     );
   }
+  knownCurrencies.add(currency);
   return currency;
 }
 

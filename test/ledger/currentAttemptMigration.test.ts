@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { Pool } from 'pg';
 import type { QueryRunner } from 'typeorm';
 import { CurrentAttemptOnIntent1000000000006 } from '../../migrations/0006-current-attempt-on-intent.js';
+import { NoRowTriggerOnIntents1000000000014 } from '../../migrations/0014-no-row-trigger-on-intents.js';
 import type { Ledger } from '../../src/ledger/ledger.js';
 import { sqlPool } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
@@ -30,7 +31,9 @@ describe('migration 0006: the current attempt on the intent row, over data writt
 
   before(async () => {
     sql = sqlPool(db.url);
-    await migration.down(runnerOf(sql)); // the template is fully migrated: back to 0005's schema
+    // The template is fully migrated: back to 0005's schema, through 0014 (which dropped 0006's trigger).
+    await new NoRowTriggerOnIntents1000000000014().down(runnerOf(sql));
+    await migration.down(runnerOf(sql));
   });
   after(async () => {
     await ledger?.close();

@@ -200,6 +200,27 @@ describe('two-phase: begin / complete / reject / notExecuted / unknown, fenced b
     ]);
   });
 
+  it("a re-claim starts the new attempt's clock: attempt 2 starts when it is claimed, attempt 1 keeps its start", async () => {
+    const s = spec();
+    const c1 = await claim(s, 1);
+    // Attempt 1 claimed an hour ago, so that a start left unmoved cannot pass for a fresh one.
+    await sql.query("UPDATE intents SET attempt_started_at = now() - interval '1 hour' WHERE id = $1", [
+      c1.intentId,
+    ]);
+    expect(await ledger.notExecuted(c1.intentId, 1, 'connection refused')).to.equal(true);
+    const before = (await sql.query<{ now: Date }>('SELECT now()')).rows[0].now;
+    await claim(s, 2);
+    const history = await sql.query<{ attempt: number; fresh: boolean }>(
+      `SELECT attempt, started_at >= $2::timestamptz AS fresh FROM intent_attempt_history
+        WHERE intent_id = $1 ORDER BY attempt`,
+      [c1.intentId, before],
+    );
+    expect(history.rows).to.deep.equal([
+      { attempt: 1, fresh: false },
+      { attempt: 2, fresh: true },
+    ]);
+  });
+
   it('unknown parks the intent: begin refuses (outcome unknown), a later complete of the same attempt settles it', async () => {
     const s = spec();
     const c = await claim(s, 1);

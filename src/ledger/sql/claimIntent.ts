@@ -1,4 +1,6 @@
 import type { PreparedQueryable } from '../../database/queryable.js';
+import type { FoundIntentRow } from './leaseRunning.js';
+import { leaseRunning } from './leaseRunning.js';
 import { preparedStatement } from './preparedStatement.js';
 
 export interface ClaimInput {
@@ -14,23 +16,56 @@ export interface ClaimInput {
   partnerHonoursKey: boolean;
 }
 
-export interface ClaimedRow {
+interface ClaimedRow {
   id: string;
   attempt: number;
   lease_expires_at: Date;
 }
 
-const CLAIM_NEW = preparedStatement(
+/** What the claim's statement reads of an intent that already exists: all a replay or a refusal needs. */
+export type ExistingIntentRow = Pick<
+  FoundIntentRow,
+  | 'id'
+  | 'attempt'
+  | 'lease_expires_at'
+  | 'status'
+  | 'fingerprint'
+  | 'partner_honours_key'
+  | 'partner_reference'
+  | 'response'
+  | 'reason'
+  | 'lease_running'
+>;
+
+/** Attempt 1 claimed, or the intent as the statement found it (none: a contender's insert it cannot see yet). */
+export type FirstClaimOutcome =
+  | { claimed: true; row: ClaimedRow }
+  | { claimed: false; existing: ExistingIntentRow | undefined };
+
+const CLAIM_OR_READ = preparedStatement(
   'intent_ledger_claim_new',
-  `INSERT INTO intents (partner, operation, key, fingerprint, reference, amount, currency, status, attempt,
-                        lease_expires_at, owner, partner_honours_key)
-   VALUES ($1, $2, $3, $4, $5, $6::numeric, $7, 'in_progress', 1, now() + $8 * interval '1 millisecond', $9, $10)
-   ON CONFLICT ON CONSTRAINT intents_partner_key_unique DO NOTHING
-   RETURNING id, attempt, lease_expires_at`,
+  `WITH claimed AS (
+       INSERT INTO intents (partner, operation, key, fingerprint, reference, amount, currency, status, attempt,
+                            lease_expires_at, owner, partner_honours_key)
+       VALUES ($1, $2, $3, $4, $5, $6::numeric, $7, 'in_progress', 1, now() + $8::float8 * interval '1 millisecond',
+               $9, $10)
+       ON CONFLICT ON CONSTRAINT intents_partner_key_unique DO NOTHING
+       RETURNING id, attempt, lease_expires_at
+     )
+   SELECT true AS claimed, c.id, c.attempt, c.lease_expires_at, NULL::text AS status, NULL::text AS fingerprint,
+          NULL::boolean AS partner_honours_key, NULL::text AS partner_reference, NULL::jsonb AS response,
+          NULL::jsonb AS reason, true AS lease_running
+     FROM claimed c
+   UNION ALL
+   SELECT false, i.id, i.attempt, i.lease_expires_at, i.status, i.fingerprint, i.partner_honours_key,
+          i.partner_reference, i.response, i.reason, ${leaseRunning('i')}
+     FROM intents i
+    WHERE i.partner = $1 AND i.key = $3 AND NOT EXISTS (SELECT 1 FROM claimed)`,
 );
 
 /**
- * Claims attempt 1 of a new (partner, key) in ONE statement, or returns nothing when the intent exists.
+ * Claims attempt 1 of a new (partner, key) in ONE statement, or reads the intent when it exists, in the
+ * same round trip.
  *
  * Why a conditional insert and not "select, then insert": two consumers handed the same redelivered message
  * would both see "nothing there" and both call the partner. With `ON CONFLICT DO NOTHING`, PostgreSQL
@@ -38,19 +73,24 @@ const CLAIM_NEW = preparedStatement(
  * no row. The intent row describes the attempt it claims (attempt, owner, attempt_started_at, lease): no
  * attempt row is written until the attempt ends other than by completing (migration 0006).
  *
+ * Why the read in the same statement: a duplicate delivery of a settled key (the common case this product
+ * exists for) is then one prepared round trip: the insert finds the key taken (no lock, no WAL) and the read,
+ * which runs only then, returns the row. Insert first, read on a conflict, rather than read first: in the
+ * benchmark, reading first cost every new key's claim and completion together well over half again the
+ * server time of inserting first (docs/PERFORMANCE.md, "The ledger's hot path"), while it saved a replay
+ * only the conflict check. The read sees the statement's snapshot, so a contender's insert that committed
+ * while ours waited on it at the unique index is invisible to it: the statement then returns no row at all,
+ * and the caller reads again with {@link reclaimIntent} (a new statement, a new snapshot).
+ *
  * Why DO NOTHING and a separate re-claim ({@link reclaimIntent}) rather than one `ON CONFLICT DO UPDATE ...
  * WHERE <claimable>`: DO UPDATE locks the existing row even when its WHERE is false, so every duplicate
- * delivery (the common case this product exists for) became a write transaction with a WAL flush; with
- * this split a replay takes no lock and writes almost no WAL, and its throughput more than doubled. Prepared
- * (named) statements: PostgreSQL plans them once per connection instead of on every call, and parsing and
- * planning were half of the server CPU per call. Figures: docs/PERFORMANCE.md, "The ledger's hot path".
+ * delivery became a write transaction with a WAL flush. Prepared (named) statements: PostgreSQL plans them
+ * once per connection instead of on every call, and parsing and planning were half of the server CPU per
+ * call. Figures: docs/PERFORMANCE.md, "The ledger's hot path".
  */
-export async function claimNewIntent(
-  db: PreparedQueryable,
-  input: ClaimInput,
-): Promise<ClaimedRow | undefined> {
-  const result = await db.query<ClaimedRow>(
-    CLAIM_NEW([
+export async function claimNewIntent(db: PreparedQueryable, input: ClaimInput): Promise<FirstClaimOutcome> {
+  const result = await db.query<ExistingIntentRow & { claimed: boolean }>(
+    CLAIM_OR_READ([
       input.partner,
       input.operation,
       input.key,
@@ -63,5 +103,12 @@ export async function claimNewIntent(
       input.partnerHonoursKey,
     ]),
   );
-  return result.rows[0];
+  const row = result.rows[0];
+  if (row === undefined) return { claimed: false, existing: undefined };
+  if (row.claimed)
+    return {
+      claimed: true,
+      row: { id: row.id, attempt: row.attempt, lease_expires_at: row.lease_expires_at as Date },
+    };
+  return { claimed: false, existing: row };
 }
