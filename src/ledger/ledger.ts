@@ -158,14 +158,20 @@ export class Ledger {
       } catch (error) {
         throw unavailable('claiming', spec, error);
       }
-      // A settled key (a replay) or one we may not claim is decided on what the first statement read. Only
-      // a row that may be claimed again, or none visible to its snapshot, needs the re-claim's statement.
+      // Only what can never change is decided on what the first statement read: another payload under the
+      // key, or a final outcome (completed, rejected: nothing moves an intent out of them). That read is as
+      // of the statement's start, and its insert may have waited on a transaction changing the row (a
+      // completion committing, a reconciliation run settling an unknown intent): an in_progress or unknown
+      // row it shows may be settled by now. Those, and a row its snapshot could not see, are read again by
+      // the re-claim's statement, after the wait. A replay of a settled key stays one round trip.
+      const seen = first.claimed ? undefined : first.existing;
       const outcome: ClaimOutcome = first.claimed
         ? { claimed: true, ...first.row }
-        : first.existing !== undefined &&
-            (first.existing.fingerprint !== print ||
-              !this.mayClaimAgain(first.existing, input.partnerHonoursKey))
-          ? { claimed: false, intent: first.existing }
+        : seen !== undefined &&
+            (seen.fingerprint !== print ||
+              seen.status === IntentStatus.Completed ||
+              seen.status === IntentStatus.Rejected)
+          ? { claimed: false, intent: seen }
           : await inDatabase('claiming', spec, () => reclaimIntent(this.pool, claimInput));
       if (outcome.claimed) {
         this.metrics.claims.inc(labels);

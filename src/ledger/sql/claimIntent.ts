@@ -74,13 +74,16 @@ const CLAIM_OR_READ = preparedStatement(
  * attempt row is written until the attempt ends other than by completing (migration 0006).
  *
  * Why the read in the same statement: a duplicate delivery of a settled key (the common case this product
- * exists for) is then one prepared round trip: the insert finds the key taken (no lock, no WAL) and the read,
+ * exists for) is then one prepared round trip: the insert finds the key taken (no row lock; it only uses up an
+ * identity value) and the read,
  * which runs only then, returns the row. Insert first, read on a conflict, rather than read first: in the
  * benchmark, reading first cost every new key's claim and completion together well over half again the
  * server time of inserting first (docs/PERFORMANCE.md, "The ledger's hot path"), while it saved a replay
  * only the conflict check. The read sees the statement's snapshot, so a contender's insert that committed
  * while ours waited on it at the unique index is invisible to it: the statement then returns no row at all,
- * and the caller reads again with {@link reclaimIntent} (a new statement, a new snapshot).
+ * and the caller reads again with {@link reclaimIntent} (a new statement, a new snapshot). For the same
+ * reason the caller trusts the row it does return only for what cannot change (another fingerprint, a final
+ * status): the insert may have waited on a transaction that settled it (test/ledger/claimWaits.test.ts).
  *
  * Why DO NOTHING and a separate re-claim ({@link reclaimIntent}) rather than one `ON CONFLICT DO UPDATE ...
  * WHERE <claimable>`: DO UPDATE locks the existing row even when its WHERE is false, so every duplicate
