@@ -70,28 +70,22 @@ export async function collectCandidates(db: Queryable, input: CandidateInput): P
     // No coverage: absence proves nothing, and only matched completed intents are checked.
     absence = 'false';
   }
-  // `matched`: a row of this report was matched to the intent, so it has evidence (its new record, or the
-  // record an earlier run stored for it). flagMissing reads it to leave out, by a column of this table, the
-  // many settled candidates the report lists, instead of anti-joining every one of them with every row of
-  // rec_evidence (docs/PERFORMANCE.md, "Fewer passes over every row"). False only where it may be wrong
-  // without harm: stuck candidates, which flagMissing never reads.
-  const columns = (matched: string) => `i.id AS intent_id, i.attempt,
+  const columns = `i.id AS intent_id, i.attempt,
             CASE WHEN i.status = 'completed' THEN 'settled' ELSE 'stuck' END AS role,
             i.status, i.reference, i.partner_reference, i.amount, i.currency, i.created_at,
             i.attempt_started_at AS started_at, i.attempt_started_at + ${lag} AS visible_by,
             ${absence} AS absence_proves,
-            i.created_at < now() - $4 * interval '1 millisecond' AS past_deadline,
-            ${matched} AS matched`;
+            i.created_at < now() - $4 * interval '1 millisecond' AS past_deadline`;
   const settledInCoverage = inCoverage
     ? `UNION ALL
-       SELECT ${columns('EXISTS (SELECT 1 FROM rec_match m WHERE m.intent_id = i.id)')}
+       SELECT ${columns}
          FROM intents i
         WHERE i.settled_at >= $5::timestamptz AND i.partner = $1 AND i.status = 'completed'
           AND (${inCoverage} OR EXISTS (SELECT 1 FROM rec_match m WHERE m.intent_id = i.id))`
     : '';
   await db.query(
     `CREATE TEMP TABLE rec_intents ON COMMIT DROP AS
-     SELECT ${columns('false')}
+     SELECT ${columns}
        FROM intents i
       WHERE i.partner = $1 AND ${stuckCondition('i', '$3')}
      ${settledInCoverage}`,
@@ -110,7 +104,7 @@ export async function collectCandidates(db: Queryable, input: CandidateInput): P
     await db.query('ANALYZE rec_intents');
     await db.query(
       `INSERT INTO rec_intents
-       SELECT ${columns('true')}
+       SELECT ${columns}
          FROM intents i
         WHERE i.partner = $1 AND i.status = 'completed' ${notCollected}
           AND i.id IN (SELECT m.intent_id FROM rec_match m

@@ -165,14 +165,7 @@ async function flagCorrections(db: Queryable): Promise<void> {
   );
 }
 
-/**
- * Completed on our side, inside the coverage, and the partner has no execution of it. A candidate a row of
- * this report matched has one (`rec_intents.matched`), so only the others are looked up in `rec_evidence`,
- * through its index: a handful, where the anti join of every settled candidate with every evidence row
- * hashed both whole (docs/PERFORMANCE.md, "Fewer passes over every row"). OFFSET 0 keeps that lookup a
- * probe per candidate left: the planner, multiplying the three filters' selectivities as if independent,
- * expected twelve times the candidates there are and hashed every evidence row anyway.
- */
+/** Completed on our side, inside the coverage, and the partner has no execution of it. */
 async function flagMissing(db: Queryable, coverage: Coverage): Promise<void> {
   await db.query(
     `INSERT INTO rec_flags
@@ -186,8 +179,8 @@ async function flagMissing(db: Queryable, coverage: Coverage): Promise<void> {
             'missing_at_partner:' || c.intent_id,
             '{}'::bigint[]
        FROM rec_intents c
-      WHERE c.role = 'settled' AND c.absence_proves AND NOT c.matched
-        AND NOT EXISTS (SELECT 1 FROM rec_evidence e WHERE e.intent_id = c.intent_id OFFSET 0)`,
+      WHERE c.role = 'settled' AND c.absence_proves
+        AND NOT EXISTS (SELECT 1 FROM rec_evidence e WHERE e.intent_id = c.intent_id)`,
     [coverage.from, coverage.to],
   );
 }
