@@ -62,7 +62,10 @@ async function flagDuplicates(db: Queryable): Promise<void> {
   // The few intents executed twice are found first; only their rows are then aggregated into details. Into a
   // table of their own, ANALYZEd: the planner cannot know how few pass `HAVING count(*) >= 2` (it guessed a
   // third of the candidates for a fraction of a percent) and hashed every candidate and every row again
-  // (docs/PERFORMANCE.md, "Staging and deciding a report").
+  // (docs/PERFORMANCE.md, "Staging and deciding a report"). Their candidates are then read by rec_intents'
+  // primary key, one probe each, in a LATERAL subquery that OFFSET 0 keeps whole: joined, PostgreSQL hashed
+  // rec_intents, every candidate of the report, for a few thousand of them (docs/PERFORMANCE.md, "Fewer
+  // passes over every row").
   await db.query(
     `CREATE TEMP TABLE rec_twice ON COMMIT DROP AS
      SELECT intent_id FROM rec_evidence GROUP BY intent_id HAVING count(*) >= 2`,
@@ -81,7 +84,7 @@ async function flagDuplicates(db: Queryable): Promise<void> {
             'duplicate_execution:' || c.intent_id,
             array_agg(e.record_id ORDER BY e.record_id)
        FROM rec_twice twice
-       JOIN rec_intents c ON c.intent_id = twice.intent_id
+      CROSS JOIN LATERAL (SELECT c.* FROM rec_intents c WHERE c.intent_id = twice.intent_id OFFSET 0) c
        JOIN rec_evidence e ON e.intent_id = c.intent_id
       GROUP BY c.intent_id, c.attempt, c.reference, c.amount, c.currency, c.status, c.started_at`,
   );
@@ -90,7 +93,10 @@ async function flagDuplicates(db: Queryable): Promise<void> {
 /**
  * An execution whose amount or currency differs from its intent, one per (intent, record). At risk: the
  * difference for amounts; for currencies, where a difference means nothing, the whole executed amount in
- * the currency it was executed in. Which rows differ was noted when `rec_evidence` was built.
+ * the currency it was executed in. Which rows differ was noted when `rec_evidence` was built. Their
+ * candidates are read by rec_intents' primary key, one probe per differing row (LATERAL, kept whole by
+ * OFFSET 0): joined, PostgreSQL hashed every candidate of the report for a fraction of a percent of them
+ * (docs/PERFORMANCE.md, "Fewer passes over every row").
  */
 async function flagMismatches(db: Queryable): Promise<void> {
   await db.query(
@@ -103,7 +109,7 @@ async function flagMismatches(db: Queryable): Promise<void> {
             'amount_mismatch:' || c.intent_id || ':' || e.identity,
             ARRAY[e.record_id]
        FROM rec_evidence e
-       JOIN rec_intents c ON c.intent_id = e.intent_id
+      CROSS JOIN LATERAL (SELECT c.* FROM rec_intents c WHERE c.intent_id = e.intent_id OFFSET 0) c
       WHERE e.amount_differs`,
   );
   await db.query(
@@ -116,7 +122,7 @@ async function flagMismatches(db: Queryable): Promise<void> {
             'currency_mismatch:' || c.intent_id || ':' || e.identity,
             ARRAY[e.record_id]
        FROM rec_evidence e
-       JOIN rec_intents c ON c.intent_id = e.intent_id
+      CROSS JOIN LATERAL (SELECT c.* FROM rec_intents c WHERE c.intent_id = e.intent_id OFFSET 0) c
       WHERE e.currency_differs`,
   );
 }
@@ -197,9 +203,13 @@ async function flagMissing(db: Queryable, coverage: Coverage): Promise<void> {
  * did: it marked thousands of intents `not_executed` a moment ago, the statistics of `intents` (millions
  * of rows of history) still said there were none, and the planner started from those intents and scanned
  * the report once for each of them, a nested loop that took most of a run (issue #15; docs/PERFORMANCE.md,
- * "Cost independent of history"). The rows probed are only those whose intent is neither a settled
- * candidate (`completed` is final) nor one this run has just completed (`rec_resolved`): both are known
- * not to be rejected or not executed, and leaving them out is what keeps the probes few. Every table this
+ * "Cost independent of history"). The rows probed are only those whose intent was not completed when the
+ * row was matched (`rec_report.intent_completed`; `completed` is final) nor completed by this run
+ * (`rec_resolved`): both are known not to be rejected or not executed, and leaving them out is what keeps
+ * the probes few. The first is a column of the row, not an anti join with the settled candidates: that
+ * hashed every candidate of the report, most of this statement's time on a large one (docs/PERFORMANCE.md,
+ * "Fewer passes over every row"). A matched completed intent is always a settled candidate, so the rows
+ * left out are the same. Every table this
  * reads besides `intents` is one of the run's own, ANALYZEd when it was built.
  * Statuses of the other matched intents are read again: a caller may have settled one meanwhile.
  */
@@ -214,8 +224,7 @@ async function flagOrphans(db: Queryable, input: { partner: string; source: stri
      UNION ALL
      SELECT r.*, i.attempt, i.status, i.reference, i.amount, i.currency
        FROM (SELECT r.* FROM rec_report r
-              WHERE r.intent_id IS NOT NULL
-                AND NOT EXISTS (SELECT 1 FROM rec_intents c WHERE c.intent_id = r.intent_id AND c.role = 'settled')
+              WHERE r.intent_id IS NOT NULL AND r.intent_completed IS NOT TRUE
                 AND NOT EXISTS (SELECT 1 FROM rec_resolved s
                                  WHERE s.intent_id = r.intent_id AND s.resolution = 'completed')
              OFFSET 0) r

@@ -12,7 +12,8 @@ export const IDENTITY_BASE = `COALESCE(s.partner_reference || '|' || COALESCE(s.
  * Turns the staged rows into `rec_report`, the table every later step reads: each row gets its identity,
  * the key under which `partner_records` remembers it across runs, so a re-run of the same report finds
  * its rows already there, and, with `joinMatches` (rec_match was built from the staged rows), the intent it
- * matched (`intent_id`; otherwise null until amount matching writes it).
+ * matched (`intent_id`, and `intent_completed`, whether that intent was completed when matched; otherwise
+ * null until amount matching writes them).
  *
  * Identity: `<partner reference>|<reference>` when the row has a partner reference, else
  * `ref:<reference>|<executed_at>` (time in ISO 8601 UTC), plus `#<n>`, the occurrence of that base in line
@@ -60,7 +61,7 @@ export async function identifyRows(db: Queryable, options: { joinMatches: boolea
             s.settlement_amount, s.settlement_currency,
             ${IDENTITY_BASE} || '#1' AS identity,
             s.record_id,
-            ${matched ? 'm.intent_id' : 'NULL::bigint AS intent_id'}
+            ${matched ? 'm.intent_id, m.completed AS intent_completed' : 'NULL::bigint AS intent_id, NULL::boolean AS intent_completed'}
        FROM (SELECT line, reference, partner_reference, amount, currency, settlement_amount, settlement_currency,
                     (timestamp 'epoch' + (executed_at_ms / 86400000) * interval '1 day'
                        + (executed_at_ms % 86400000) * interval '1 millisecond') AT TIME ZONE 'UTC' AS executed_at,

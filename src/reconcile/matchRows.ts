@@ -28,7 +28,7 @@ export interface MatchOutcome {
  * nobody (an orphan, for a person) and, as a near miss, still keeps those intents from being proven absent.
  */
 const DECIDE = `
-  SELECT line, intent_id, strict,
+  SELECT line, intent_id, strict, completed,
          CASE
            WHEN n = 1 THEN 'match'
            WHEN n_pinned = 1 THEN CASE WHEN pinned THEN 'match' END
@@ -48,9 +48,15 @@ const DECIDE = `
             JOIN rec_contested k ON k.line = c.line
           WINDOW w AS (PARTITION BY c.line)) counted`;
 
-/** SQL: candidate columns for row `r` (with `partner_reference` and an `executed_at` expression) and intent `i`. */
+/**
+ * SQL: candidate columns for row `r` (with `partner_reference` and an `executed_at` expression) and intent `i`.
+ * `completed` travels with a match into `rec_report` (`intent_completed`): `completed` is final, so a row
+ * matched to an intent completed when it was matched can never be an orphan, and flagOrphans reads the
+ * statuses of the other matched intents only (docs/PERFORMANCE.md, "Fewer passes over every row").
+ */
 function candidateColumns(executedAt: string, skew: string): string {
-  return `(r.partner_reference IS NOT NULL AND i.partner_reference = r.partner_reference) AS pinned,
+  return `i.status = 'completed' AS completed,
+          (r.partner_reference IS NOT NULL AND i.partner_reference = r.partner_reference) AS pinned,
           ((r.partner_reference IS NOT NULL AND i.partner_reference IS NOT NULL
             AND i.partner_reference <> r.partner_reference)
            OR i.created_at > ${executedAt} + ${skew}::bigint * interval '1 millisecond') IS TRUE AS excluded,
@@ -166,7 +172,7 @@ export async function matchReportByAmount(
   );
   const outcome = await decide(db);
   const matched = await db.query(
-    'UPDATE rec_report r SET intent_id = m.intent_id FROM rec_match m WHERE m.line = r.line',
+    'UPDATE rec_report r SET intent_id = m.intent_id, intent_completed = m.completed FROM rec_match m WHERE m.line = r.line',
   );
   await db.query('ANALYZE rec_report');
   return { ...outcome, matched: matched.rowCount ?? 0 };
@@ -189,10 +195,10 @@ async function decide(db: Queryable): Promise<MatchOutcome> {
   // No indexes on these two: every later join with them is a hash join.
   const matched = await db.query(
     `CREATE TEMP TABLE rec_match ON COMMIT DROP AS
-     SELECT c.line, c.intent_id FROM rec_candidates c
+     SELECT c.line, c.intent_id, c.completed FROM rec_candidates c
       WHERE c.strict AND NOT EXISTS (SELECT 1 FROM rec_contested k WHERE k.line = c.line)
      UNION ALL
-     SELECT line, intent_id FROM rec_decided WHERE choice = 'match' AND strict`,
+     SELECT line, intent_id, completed FROM rec_decided WHERE choice = 'match' AND strict`,
   );
   await db.query(
     `CREATE TEMP TABLE rec_ambiguous ON COMMIT DROP AS
