@@ -20,8 +20,10 @@ import { defineReconciler } from '../src/reconcile/reconcilerConfig.js';
  * - `Creation Date` is `yyyy-MM-dd HH:mm:ss` in the account's time zone setting, named per row in `TimeZone`
  *   (CET / CEST for an account on Amsterdam time), which is read as its fixed offset (`columns.timeZone`): the
  *   hour repeated when summer time ends is told apart (2026-10-25 02:30:00 CEST is 00:30Z, the same wall clock
- *   in CET 01:30Z). A row whose TimeZone is empty, unknown or an abbreviation of several meanings (`IST`) is
- *   rejected. `timezone` (the account's setting) is for the schedule.
+ *   in CET 01:30Z). A row whose TimeZone is empty, unknown or an abbreviation of several meanings (`IST`, and
+ *   `PST` / `EST` / `MST`, which are also Asian and Australian zones) is rejected. An account on US time says
+ *   what its abbreviations mean: `source.timeZoneAbbreviations: { PST: 'UTC-8', PDT: 'UTC-7' }`.
+ *   `timezone` (the account's setting) is for the schedule.
  * - Files are named by batch (`settlement_detail_report_batch_4.csv`) and carry no period: no coverage is
  *   declared, so a report completes the intents it shows and proves none absent.
  */

@@ -41,6 +41,7 @@ const KNOWN_KEYS = {
     'kind',
     'amount',
     'records',
+    'timeZoneAbbreviations',
   ],
   fixedWidth: ['type', 'path', 'encoding', 'recordLength', 'recordType', 'header', 'trailer', 'records'],
   fixedWidthRecord: ['fields', 'ignored', 'inherit', 'columns', 'executedAt', 'kind', 'amount'],

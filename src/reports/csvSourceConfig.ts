@@ -1,6 +1,7 @@
 import { type AmountConvention, amountConventionProblems } from './amountConvention.js';
 import { type RecordLayout, recordLayoutProblems } from './recordLayout.js';
 import { type RowKindRule, rowKindRuleProblems } from './rowKind.js';
+import { timeZoneAbbreviationProblems } from './rowTimeZone.js';
 
 /**
  * How to read one partner's CSV settlement report. Partners export whatever their back office
@@ -114,6 +115,13 @@ export interface CsvSourceConfig {
    * @default undefined (the first record is the header, every other one a row)
    */
   records?: RecordLayout;
+  /**
+   * What the abbreviations in `columns.timeZone` mean in this partner's reports, where the built-in table
+   * (src/reports/rowTimeZone.ts) leaves one out as ambiguous: `{ PST: 'UTC-8', PDT: 'UTC-7' }` for an
+   * account on US Pacific time (`PST` is also Philippine time). Fixed offsets only.
+   * @default undefined (the built-in table)
+   */
+  timeZoneAbbreviations?: Record<string, string>;
 }
 
 /** Our field names, in the order a row's fields are checked and reported. */
@@ -148,6 +156,8 @@ export interface ResolvedCsvSourceConfig {
   amount: AmountConvention | undefined;
   /** The record types, when the file has several. */
   records: RecordLayout | undefined;
+  /** The source's own time-zone abbreviations, checked before the built-in table. */
+  timeZoneAbbreviations: Readonly<Record<string, string>> | undefined;
 }
 
 const ENCODINGS = ['utf8', 'latin1', 'windows-1252'] as const;
@@ -243,6 +253,10 @@ function resolveParts(config: CsvSourceConfig): { problems: string[]; resolved: 
   if (config.kind !== undefined) problems.push(...rowKindRuleProblems(config.kind, 'kind'));
   problems.push(...amountConventionProblems(config.amount, 'amount'));
   problems.push(...recordLayoutProblems(config.records, 'records'));
+  problems.push(...timeZoneAbbreviationProblems(config.timeZoneAbbreviations, 'timeZoneAbbreviations'));
+  if (config.timeZoneAbbreviations !== undefined && columns.timeZone === undefined) {
+    problems.push('timeZoneAbbreviations reads the zones of columns.timeZone, which is not mapped');
+  }
   if (config.amount?.debitCredit && columns.amount !== undefined) {
     problems.push('columns.amount and amount.debitCredit both say where the amount is: keep one');
   }
@@ -262,6 +276,7 @@ function resolveParts(config: CsvSourceConfig): { problems: string[]; resolved: 
       kind: config.kind,
       amount: config.amount,
       records: config.records,
+      timeZoneAbbreviations: config.timeZoneAbbreviations,
     },
   };
 }

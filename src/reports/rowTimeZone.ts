@@ -36,10 +36,13 @@ export type RowTimeZone = { ok: true; zone: string } | { ok: false; reason: stri
  * The zone a row's time is written in, from the text of its time-zone column: an abbreviation of
  * {@link ABBREVIATIONS} (its fixed offset) or an IANA name with an area (`Europe/Amsterdam`; a local time
  * repeated in it is read as its later occurrence, as for the reconciler's own zone). Anything else, an
- * abbreviation that means several offsets included, is a reason to reject the row.
+ * abbreviation that means several offsets included, is a reason to reject the row. `own` is the source's
+ * `timeZoneAbbreviations`: what an abbreviation means in this partner's reports (in a US account's, `PST` is
+ * Pacific time), checked before the table above.
  */
-export function rowTimeZone(text: string): RowTimeZone {
+export function rowTimeZone(text: string, own?: Readonly<Record<string, string>>): RowTimeZone {
   if (text === '') return { ok: false, reason: 'no time zone: the time cannot be placed' };
+  if (own !== undefined && Object.hasOwn(own, text)) return { ok: true, zone: own[text]! };
   if (Object.hasOwn(ABBREVIATIONS, text)) return { ok: true, zone: ABBREVIATIONS[text]! };
   if (text.includes('/') && Info.normalizeZone(text).isValid) return { ok: true, zone: text };
   const shown = JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text);
@@ -49,4 +52,26 @@ export function rowTimeZone(text: string): RowTimeZone {
       ? `${shown} is not a time-zone abbreviation with one meaning (known: ${Object.keys(ABBREVIATIONS).join(', ')}); the offset is not guessed`
       : `${shown} is not a known time zone (an abbreviation such as CET, or an IANA name such as Europe/Amsterdam)`,
   };
+}
+
+/** A fixed offset as `timeZoneAbbreviations` takes it: `UTC`, `UTC-8`, `UTC+5:30`. */
+const FIXED_OFFSET = /^UTC([+-](\d|1[0-4])(:(00|15|30|45))?)?$/;
+
+/** Everything wrong with a source's `timeZoneAbbreviations`, each as text; empty when it is valid. */
+export function timeZoneAbbreviationProblems(value: unknown, where: string): string[] {
+  if (value === undefined) return [];
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return [`${where} must map abbreviations to fixed offsets, such as { PST: 'UTC-8', PDT: 'UTC-7' }`];
+  const problems: string[] = [];
+  for (const [abbreviation, offset] of Object.entries(value)) {
+    if (!/^[A-Za-z]{2,6}$/.test(abbreviation))
+      problems.push(`${where}: ${JSON.stringify(abbreviation)} is not an abbreviation (2 to 6 letters)`);
+    // A fixed offset, never an IANA zone: an abbreviation names one side of a change of offset, and that
+    // is what it is read for.
+    if (typeof offset !== 'string' || !FIXED_OFFSET.test(offset))
+      problems.push(
+        `${where}.${abbreviation} must be a fixed offset such as 'UTC-8' or 'UTC+5:30', got ${JSON.stringify(offset)}`,
+      );
+  }
+  return problems;
 }

@@ -138,7 +138,7 @@ export function toItem(cells: string[], line: number, context: RowContext): Repo
     let timezone = context.timezone;
     const zoneColumn = layout.byField.timeZone;
     if (zoneColumn !== undefined) {
-      const zone = rowTimeZone(cells[zoneColumn.index]!.trim());
+      const zone = rowTimeZone(cells[zoneColumn.index]!.trim(), settings.timeZoneAbbreviations);
       if (!zone.ok) return reject(line, zoneColumn.name, zone.reason, identifiers);
       timezone = zone.zone;
     }

@@ -25,11 +25,16 @@ describe('CSV reports: a time zone per row', () => {
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  async function read(rows: string[], timezone = 'Europe/Amsterdam'): Promise<ReportItem[]> {
+  async function read(
+    rows: string[],
+    timezone = 'Europe/Amsterdam',
+    more: Partial<CsvSourceConfig> = {},
+  ): Promise<ReportItem[]> {
     const file = path.join(dir, `tz-${rows.length}-${Math.random().toString(36).slice(2)}.csv`);
     fs.writeFileSync(file, ['ref,created,tz', ...rows].join('\n'));
     const items: ReportItem[] = [];
-    for await (const item of readCsvReport(file, { ...SOURCE, path: file }, { timezone })) items.push(item);
+    for await (const item of readCsvReport(file, { ...SOURCE, ...more, path: file }, { timezone }))
+      items.push(item);
     return items;
   }
 
@@ -98,5 +103,40 @@ describe('CSV reports: a time zone per row', () => {
     expect(
       csvSourceProblems({ type: 'csv', path: 'x', columns: { reference: 'ref', timeZone: 'tz' } }),
     ).to.deep.equal(['columns.timeZone names the zone of columns.executedAt, which is not mapped']);
+  });
+
+  it("reads an ambiguous abbreviation as the source's own table says (a US account's PST and PDT)", async () => {
+    const items = await read(
+      ['a,2026-11-01 01:30:00,PDT', 'b,2026-11-01 01:30:00,PST', 'c,2026-11-01 01:30:00,EST'],
+      'America/Los_Angeles',
+      { timeZoneAbbreviations: { PST: 'UTC-8', PDT: 'UTC-7' } },
+    );
+    // 01:30 happened twice in Los Angeles that night: first in PDT, then in PST.
+    expect(
+      items.map((item) => (item.kind === 'row' ? item.row.executedAt?.toISOString() : item.kind)),
+    ).to.deep.equal(['2026-11-01T08:30:00.000Z', '2026-11-01T09:30:00.000Z', 'rejected']);
+  });
+
+  it('refuses a table of abbreviations that are not fixed offsets, or without a time-zone column', () => {
+    const columns = { reference: 'ref', executedAt: 'created', timeZone: 'tz' };
+    expect(
+      csvSourceProblems({
+        type: 'csv',
+        path: 'x',
+        columns,
+        timeZoneAbbreviations: { PST: 'America/Los_Angeles', 'P-T': 'UTC-8', IST: 'UTC+5:30' },
+      }),
+    ).to.deep.equal([
+      "timeZoneAbbreviations.PST must be a fixed offset such as 'UTC-8' or 'UTC+5:30', got \"America/Los_Angeles\"",
+      'timeZoneAbbreviations: "P-T" is not an abbreviation (2 to 6 letters)',
+    ]);
+    expect(
+      csvSourceProblems({
+        type: 'csv',
+        path: 'x',
+        columns: { reference: 'ref', executedAt: 'created' },
+        timeZoneAbbreviations: { PST: 'UTC-8' },
+      }),
+    ).to.deep.equal(['timeZoneAbbreviations reads the zones of columns.timeZone, which is not mapped']);
   });
 });
