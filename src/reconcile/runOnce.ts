@@ -211,7 +211,11 @@ export async function runOnce(
       }
     }
     // From here on only executions are staged (separateRowKinds says what becomes of the other rows).
-    const others = await separateRowKinds(client, { rowsStaged: staged.extent.rows, match: settings.match });
+    const others = await separateRowKinds(client, {
+      partner: settings.partner,
+      rowsStaged: staged.extent.rows,
+      match: settings.match,
+    });
     staged.extent.rows -= others.moved;
     report.rowsByKind = others.byKind;
     if (declared.coverage) {

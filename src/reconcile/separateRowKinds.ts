@@ -29,13 +29,16 @@ export interface SeparatedRows {
  *   try that failed and, elsewhere or later, the retry it executed). Under amount matching it could be any
  *   intent's, so the run then proves nothing absent (the `warning`);
  * - reversals and ignored rows that name an intent shield it the same way: a refund whose sale is in
- *   another file says the sale happened;
+ *   another file says the sale happened. A reversal or failed try that names no intent we know could be
+ *   any stuck intent's (under amount matching a row carries no reference of ours; otherwise, one without a
+ *   reference): unless its partner reference is an execution of this report or an intent's, the run then
+ *   proves nothing absent (the `warning`);
  * - ignored rows (fees, payouts, inbound messages) are then counted and dropped.
  * `rowsStaged` is what staging accepted (StageResult.extent.rows), to count executions without a scan.
  */
 export async function separateRowKinds(
   db: Queryable,
-  input: { rowsStaged: number; match: ResolvedMatch },
+  input: { partner: string; rowsStaged: number; match: ResolvedMatch },
 ): Promise<SeparatedRows> {
   await db.query('CREATE TEMP TABLE rec_other (LIKE rec_staged) ON COMMIT DROP');
   await db.query(
@@ -60,9 +63,30 @@ export async function separateRowKinds(
       WHERE reference IS NOT NULL OR partner_reference IS NOT NULL`,
   );
   await db.query(`DELETE FROM rec_other WHERE kind = 'ignored'`);
+  const anonymous = await anonymousRows(db, input.partner, input.match.by === 'amount');
   const warning =
     input.match.by === 'amount' && byKind.failed > 0
       ? `${byKind.failed} failed rows could be the try of any intent matched by amount: this run proves no intent absent`
-      : null;
+      : anonymous > 0
+        ? `${anonymous} reversal or failed rows name no intent we know and could be any intent's: this run proves no intent absent`
+        : null;
   return { byKind, moved, shielding: shielded.rowCount ?? 0, warning };
+}
+
+/**
+ * Reversals and failed tries that could be any stuck intent's: no reference of ours (any row under amount
+ * matching, whose rows carry none we match by), and a partner reference that is neither an execution of this
+ * report nor an intent's. Only these few rows are looked at, each by index.
+ */
+async function anonymousRows(db: Queryable, partner: string, byAmount: boolean): Promise<number> {
+  const result = await db.query<{ rows: number }>(
+    `SELECT count(*)::int AS rows FROM rec_other o
+      WHERE o.kind IN ('reversal', 'failed') AND ($2 OR o.reference IS NULL)
+        AND (o.partner_reference IS NULL
+             OR (NOT EXISTS (SELECT 1 FROM rec_staged s WHERE s.partner_reference = o.partner_reference)
+                 AND NOT EXISTS (SELECT 1 FROM intents i
+                                  WHERE i.partner = $1 AND i.partner_reference = o.partner_reference)))`,
+    [partner, byAmount],
+  );
+  return result.rows[0]!.rows;
 }
