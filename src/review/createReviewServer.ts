@@ -14,6 +14,7 @@ import type { Pool } from 'pg';
 import { parseForm } from './httpParsing.js';
 import { messagePage } from './messagePage.js';
 import { registerAuth } from './registerAuth.js';
+import { registerDiscrepancyApi } from './registerDiscrepancyApi.js';
 import { registerDiscrepancyRoutes } from './registerDiscrepancyRoutes.js';
 import { createReviewContext, isApi } from './reviewContext.js';
 import { SessionStore } from './sessions.js';
@@ -120,6 +121,7 @@ export function createReviewServer(options: ReviewServerOptions): FastifyInstanc
     hstsMaxAgeSeconds: options.hstsMaxAgeSeconds ?? 31_536_000,
   });
   registerDiscrepancyRoutes(app, ctx);
+  registerDiscrepancyApi(app, ctx);
 
   // ---- errors --------------------------------------------------------------------------------------
 

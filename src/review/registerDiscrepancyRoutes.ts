@@ -1,18 +1,14 @@
 /**
- * The discrepancy routes: pages for people (the list with its bulk action, a discrepancy's page and its
- * review form, the CSV export, the report) and the JSON API for scripts (list, one, review action). By the
+ * The discrepancy pages for people: the list with its bulk action, a discrepancy's page with its review and
+ * approval forms, the CSV export and the report (the JSON API is registerDiscrepancyApi.ts). By the
  * time a handler runs, `registerAuth.ts` has authenticated the request and checked its origin and CSRF token.
  */
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { discrepancyJson } from '../discrepancies/discrepanciesJson.js';
 import { isDiscrepancyId } from '../discrepancies/discrepancyIds.js';
-import type { DiscrepancyDetail, ReviewAction } from '../discrepancies/discrepancyTypes.js';
 import {
   type ApprovableAction,
-  aboveThreshold,
   decideProposal,
-  needsApprovalFor,
   pendingProposal,
   propose,
 } from '../discrepancies/fourEyes.js';
@@ -29,36 +25,23 @@ import { type FormBody, field, fieldList, formOf } from './httpParsing.js';
 import { listPage } from './listPage.js';
 import { messagePage } from './messagePage.js';
 import { partnersWithDiscrepancies } from './partnersWithDiscrepancies.js';
-import { personOf, type ReviewContext } from './reviewContext.js';
+import type { ReviewContext } from './reviewContext.js';
+import {
+  decider,
+  needsSecondResolverFor,
+  PAST,
+  type Refusal,
+  refusalOf,
+  reviewInput,
+} from './reviewDecision.js';
 import { pageOf, parseFilter } from './reviewFilter.js';
 
-const NOTE_MAX = 4000;
-const NAME_MAX = 100;
-
-/** A review refused by the workflow or by its input, with the HTTP status it maps to. */
-interface Refusal {
-  status: number;
-  code: string;
-  message: string;
-}
-
-/** Registers the discrepancy pages (`/`, `/bulk`, `/discrepancies/...`, `/export.csv`, `/report`) and `/api/`. */
+/** Registers the discrepancy pages (`/`, `/bulk`, `/discrepancies/...`, `/export.csv`, `/report`). */
 export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewContext): void {
   const { pool, viewerOf, takeFlash, setFlash, notFoundPage } = ctx;
 
-  /** Who the history records for a page's decision: the authenticated person, never a typed name. */
-  const deciderOf = (request: FastifyRequest): string => {
-    const who = ctx.auth.get(request);
-    if (!who) throw new Error('review: a decision without an authenticated person');
-    return personOf(who).name;
-  };
-
-  /**
-   * Four eyes: resolving or dismissing above the ledger's threshold for the currency (or this site's lower
-   * `approvalThreshold`) is a proposal a second resolver approves.
-   */
-  const needsSecondResolver = async (id: string, action: string): Promise<boolean> =>
-    needsApprovalFor(action) && (await aboveThreshold(pool, id, ctx.approvalThreshold));
+  const deciderOf = (request: FastifyRequest) => decider(ctx, request);
+  const needsSecondResolver = (id: string, action: string) => needsSecondResolverFor(ctx, id, action);
 
   /** The discrepancy's page again, with why nothing was changed and what the person had typed. */
   const refusedDetailPage = async (
@@ -260,163 +243,6 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
     const data = await summaryData(pool, parsed.filter);
     return reply.type('text/html; charset=utf-8').send(renderHtmlSummary(data));
   });
-
-  // ---- JSON API for scripts ------------------------------------------------------------------------
-
-  app.get('/api/discrepancies', async (request, reply) => {
-    const parsed = parseFilter(request.query as FormBody, { api: true });
-    if (parsed.errors.length)
-      return reply.code(400).send({ error: { code: 'BAD_FILTER', message: parsed.errors.join('; ') } });
-    const { rows, total } = await listDiscrepancies(pool, pageOf(parsed));
-    return reply.send({ total, limit: parsed.limit, offset: parsed.offset, rows: rows.map(discrepancyJson) });
-  });
-
-  app.get<{ Params: { id: string } }>('/api/discrepancies/:id', async (request, reply) => {
-    const detail = await getDiscrepancy(pool, request.params.id);
-    if (!detail) return apiNotFound(reply, request.params.id);
-    return reply.send(detailJson(detail));
-  });
-
-  app.post<{ Params: { id: string; action: string } }>(
-    '/api/discrepancies/:id/:action',
-    async (request, reply) => {
-      const { id, action } = request.params;
-      if (!isReviewAction(action))
-        return reply.code(404).send({
-          error: { code: 'UNKNOWN_ACTION', message: 'use acknowledge, resolve or dismiss' },
-        });
-      const body = request.body;
-      if (typeof body !== 'object' || body === null || Array.isArray(body))
-        return reply.code(400).send({
-          error: { code: 'BAD_REQUEST', message: 'send a JSON object: { "by": "...", "note": "..." }' },
-        });
-      const raw = body as Record<string, unknown>;
-      // A person's own token records the person. REVIEW_TOKEN is shared by scripts: their "by" is required
-      // and recorded as a script's, never as a person who signed in.
-      const who = ctx.auth.get(request);
-      const person = who ? personOf(who) : null;
-      const shared = person?.via === 'review-token' && who?.kind === 'bearer';
-      if (shared && (typeof raw.by !== 'string' || !raw.by.trim()))
-        return reply
-          .code(400)
-          .send({ error: { code: 'ACTOR_REQUIRED', message: '"by" (who is acting) is required' } });
-      const by = shared ? `script:${String(raw.by).trim()} (review token)` : deciderOf(request);
-      const input = reviewInput(
-        {
-          note: typeof raw.note === 'string' ? raw.note : '',
-          assignee: typeof raw.assignee === 'string' ? raw.assignee : '',
-        },
-        by,
-      );
-      if ('refusal' in input)
-        return reply
-          .code(input.refusal.status)
-          .send({ error: { code: input.refusal.code, message: input.refusal.message } });
-      try {
-        if (isDiscrepancyId(id) && (await needsSecondResolver(id, action))) {
-          await propose(pool, id, action as ApprovableAction, input);
-          request.log.info({ action, id, by: input.by }, 'review: proposal (four eyes, api)');
-          return reply.code(202).send({ changed: [], awaitingApproval: await pendingProposal(pool, id) });
-        }
-        const { changed } = await reviewDiscrepancies(pool, [id], action, input);
-        request.log.info({ action, id, by: input.by }, 'review: change (api)');
-        const detail = await getDiscrepancy(pool, id);
-        return reply.send({ changed, discrepancy: detail ? detailJson(detail) : null });
-      } catch (error) {
-        const refusal = refusalOf(error);
-        if (!refusal) throw error;
-        return reply.code(refusal.status).send({ error: { code: refusal.code, message: refusal.message } });
-      }
-    },
-  );
-}
-
-function apiNotFound(reply: FastifyReply, id: string) {
-  return reply.code(404).send({
-    error: {
-      code: 'DISCREPANCY_NOT_FOUND',
-      message: `discrepancy ${String(id).slice(0, 40)} does not exist`,
-    },
-  });
-}
-
-const PAST: Record<ReviewAction, string> = {
-  acknowledge: 'Acknowledged',
-  resolve: 'Resolved',
-  dismiss: 'Dismissed',
-};
-
-/** The note/assignee of a review form or API body, trimmed and bounded, with who decided. */
-function reviewInput(
-  form: FormBody,
-  decider: string,
-): { note: string; by: string; assignee?: string } | { refusal: Refusal } {
-  const note = field(form, 'note').trim();
-  const by = decider.trim();
-  const assignee = field(form, 'assignee').trim();
-  if (note.length > NOTE_MAX)
-    return {
-      refusal: { status: 422, code: 'NOTE_TOO_LONG', message: `Keep the note under ${NOTE_MAX} characters.` },
-    };
-  if (by.length > NAME_MAX || assignee.length > NAME_MAX)
-    return {
-      refusal: {
-        status: 422,
-        code: 'NAME_TOO_LONG',
-        message: `Names are limited to ${NAME_MAX} characters.`,
-      },
-    };
-  return assignee ? { note, by, assignee } : { note, by };
-}
-
-/** Maps the workflow's errors (by their stable `code`) to what the page or API says; others are bugs. */
-function refusalOf(error: unknown): Refusal | null {
-  const code = (error as { code?: unknown })?.code;
-  const message = error instanceof Error ? error.message : String(error);
-  // The workflow reports unknown ids among refused transitions; alone, they are a plain "not found".
-  const refused = (error as { refused?: { reason?: string }[] })?.refused;
-  if (
-    code === 'DISCREPANCY_TRANSITION_NOT_ALLOWED' &&
-    Array.isArray(refused) &&
-    refused.length > 0 &&
-    refused.every((r) => r.reason === 'DISCREPANCY_NOT_FOUND')
-  )
-    return { status: 404, code: 'DISCREPANCY_NOT_FOUND', message: capitalise(message) };
-  switch (code) {
-    case 'DISCREPANCY_NOT_FOUND':
-      return { status: 404, code, message: capitalise(message) };
-    case 'DISCREPANCY_TRANSITION_NOT_ALLOWED':
-      return { status: 409, code, message: capitalise(message) };
-    case 'NOTE_REQUIRED':
-    case 'ACTOR_REQUIRED':
-      return { status: 422, code, message: capitalise(message) };
-    case 'PROPOSAL_PENDING':
-    case 'NO_PROPOSAL':
-    case 'OWN_PROPOSAL':
-    case 'TRANSITION_NOT_ALLOWED':
-      return { status: 409, code, message: capitalise(message) };
-    case 'NOT_FOUND':
-      return { status: 404, code: 'DISCREPANCY_NOT_FOUND', message: capitalise(message) };
-    default:
-      return null;
-  }
-}
-
-function capitalise(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
-}
-
-function detailJson(detail: DiscrepancyDetail) {
-  return {
-    ...discrepancyJson(detail),
-    attempt: detail.attempt,
-    details: detail.details,
-    intent: detail.intent,
-    partnerRecords: detail.partnerRecords,
-    reversals: detail.reversals,
-    run: detail.run,
-    history: detail.history,
-  };
 }
 
 /** The list's query string kept by the bulk form, rebuilt through URLSearchParams (never a raw URL). */
