@@ -3,7 +3,11 @@
  * raised it, its history, and the form to decide it (only the actions its status allows).
  */
 
-import type { DiscrepancyDetail, ReviewAction } from '../discrepancies/discrepancyTypes.js';
+import type {
+  DiscrepancyDetail,
+  PartnerRecordView,
+  ReviewAction,
+} from '../discrepancies/discrepancyTypes.js';
 import type { Proposal } from '../discrepancies/fourEyes.js';
 import { allowedActions } from '../discrepancies/transitions.js';
 import type { Attempt } from '../shared/types.js';
@@ -128,17 +132,7 @@ export function detailPage(view: DetailView): string {
     d.partnerRecords.length
       ? html`<div class="tablewrap solo"><table>
     <thead><tr><th>Source</th><th class="num">Line</th><th>Reference</th><th>Partner reference</th><th class="num">Amount</th><th>Executed (UTC)</th><th>Run</th></tr></thead>
-    <tbody>${d.partnerRecords.map(
-      (r) => html`<tr>
-      <td class="ref">${r.source}</td>
-      <td class="num">${r.line}</td>
-      <td class="ref">${r.reference ?? '—'}</td>
-      <td class="ref">${r.partnerReference ?? '—'}</td>
-      <td class="num">${amountCell(r.amount, r.currency)}</td>
-      <td class="nowrap">${formatInstant(r.executedAt, false)}</td>
-      <td>#${r.runId}</td>
-    </tr>`,
-    )}</tbody>
+    <tbody>${d.partnerRecords.map(recordRow)}</tbody>
   </table></div>`
       : html`<p class="muted">The partner reported no row for this.</p>`
   }
@@ -148,17 +142,7 @@ export function detailPage(view: DetailView): string {
   <p class="muted">Refunds and chargebacks the partner reported for these executions; they are not executions.</p>
   <div class="tablewrap solo"><table>
     <thead><tr><th>Source</th><th class="num">Line</th><th>Reference</th><th>Partner reference</th><th class="num">Amount</th><th>At (UTC)</th><th>Run</th></tr></thead>
-    <tbody>${d.reversals.map(
-      (r) => html`<tr>
-      <td class="ref">${r.source}</td>
-      <td class="num">${r.line}</td>
-      <td class="ref">${r.reference ?? '—'}</td>
-      <td class="ref">${r.partnerReference ?? '—'}</td>
-      <td class="num">${amountCell(r.amount, r.currency)}</td>
-      <td class="nowrap">${formatInstant(r.executedAt, false)}</td>
-      <td>#${r.runId}</td>
-    </tr>`,
-    )}</tbody>
+    <tbody>${d.reversals.map(recordRow)}</tbody>
   </table></div>`
       : ''
   }
@@ -205,6 +189,19 @@ export function detailPage(view: DetailView): string {
   </div>
 </div>`,
   });
+}
+
+/** One partner row (an execution or a reversal) as the detail page's tables show it. */
+function recordRow(r: PartnerRecordView): SafeHtml {
+  return html`<tr>
+      <td class="ref">${r.source}</td>
+      <td class="num">${r.line}</td>
+      <td class="ref">${r.reference ?? '—'}</td>
+      <td class="ref">${r.partnerReference ?? '—'}</td>
+      <td class="num">${amountCell(r.amount, r.currency)}</td>
+      <td class="nowrap">${formatInstant(r.executedAt, false)}</td>
+      <td>#${r.runId}</td>
+    </tr>`;
 }
 
 function attemptsTable(attempts: Attempt[]): SafeHtml {
