@@ -36,13 +36,13 @@ export async function openReportSource(
 ): Promise<OpenedReport> {
   const { settings, target, env, logger, signal } = input;
   const source = settings.source;
-  if (target.type === 'csv' && source.type === 'csv') {
+  if (target.type === 'file' && source.type === 'csv') {
     return {
       items: readCsvReportBatches(target.file, source.config, { timezone: settings.timezone }),
       lookup: false,
     };
   }
-  if (target.type === 'csv' && source.type === 'fixedWidth') {
+  if (target.type === 'file' && source.type === 'fixedWidth') {
     return {
       items: readFixedWidthReportBatches(target.file, source.config, { timezone: settings.timezone }),
       lookup: false,

@@ -98,7 +98,7 @@ export async function reconcile(options: ReconcileOptions): Promise<Reconciliati
   if (settings.source.type === 'csv' || settings.source.type === 'fixedWidth') {
     const files =
       options.file !== undefined ? [options.file] : await expandReportFiles(settings.source.config.path);
-    targets = files.map((file) => ({ type: 'csv', file }));
+    targets = files.map((file) => ({ type: 'file', file }));
   } else {
     if (options.file !== undefined) {
       throw new TypeError(

@@ -58,10 +58,10 @@ export interface RunContext {
 }
 
 /**
- * One report to reconcile: a file (`csv`: a CSV or a fixed-width file, per the source), or the partner's API
+ * One report to reconcile: a file (a CSV or a fixed-width file, per the source), or the partner's API
  * (listing or lookups, per the settings).
  */
-export type RunTarget = { type: 'csv'; file: string } | { type: 'api' };
+export type RunTarget = { type: 'file'; file: string } | { type: 'api' };
 
 /**
  * One run, start to finish. The stages, each in its own file; docs/DESIGN.md ("Reconciliation, stage by
@@ -158,7 +158,7 @@ export async function runOnce(
   let closedInTransaction = false;
   try {
     checkpoint();
-    if (target.type === 'csv') report.checksum = await fileChecksum(target.file);
+    if (target.type === 'file') report.checksum = await fileChecksum(target.file);
     client = await pool.connect();
     await client.query('BEGIN');
     // Sorts and hashes over a whole report stay in memory instead of spilling; for this transaction only.
@@ -177,7 +177,7 @@ export async function runOnce(
     // Decided before a row is read, from what the report's delivery says (invariant 9): lookups have none
     // (each looked-up intent is covered from its attempt's start), listings the window they asked for. A
     // coverage the report declares in its own contents is known only once it has been read (below).
-    const file = target.type === 'csv' ? target.file : undefined;
+    const file = target.type === 'file' ? target.file : undefined;
     const fromReport = !lookup && settings.coverage?.type === 'report';
     let declared: CoverageDecision =
       lookup || fromReport
@@ -371,7 +371,7 @@ export async function runOnce(
 
 /** The run's `source` (stored, logged, printed, shown): an API's address never carries its credentials. */
 function describeTarget(context: RunContext, target: RunTarget): string {
-  if (target.type === 'csv') return target.file;
+  if (target.type === 'file') return target.file;
   const source = context.settings.source;
   if (source.type !== 'api') return source.config.path;
   const base = withoutCredentials(source.config.baseUrl).replace(/\/+$/, '');
