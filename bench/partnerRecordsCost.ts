@@ -4,8 +4,11 @@
  * three copies of `partner_records`:
  * with the foreign keys to reconciliation_runs and intents that migration 0003 replaced by per-report checks,
  * as it is now (its three indexes, no foreign keys), and with only the primary key and unique identity. A foreign key is checked by a row-level trigger
- * that runs one query per inserted row; indexes are maintained per row too. Run on the benchmark's own
- * database after the measured run (tables are dropped afterwards).
+ * that runs one query per inserted row; indexes are maintained per row too. Two more bound what storing
+ * less could gain (issue #15: no invariant needs every column of every row): a narrow row holding only what
+ * a re-run must recognise and what later evidence reads (identity, run, line, intent, amount, currency)
+ * with the same three indexes, and the full row with no index at all, the heap's write alone. Run on the
+ * benchmark's own database after the measured run (tables are dropped afterwards).
  */
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
@@ -18,6 +21,9 @@ export interface PartnerRecordsCost {
 
 const COLUMNS =
   'partner, identity, run_id, line, reference, partner_reference, amount, currency, executed_at, intent_id';
+const VALUES = `'acme-pay', identity, $1, line, reference, partner_reference, amount, currency, executed_at, intent_id`;
+const NARROW_COLUMNS = 'partner, identity, run_id, line, amount, currency, intent_id';
+const NARROW_VALUES = `'acme-pay', identity, $1, line, amount, currency, intent_id`;
 
 export async function partnerRecordsCost(url: string, rows: number): Promise<PartnerRecordsCost> {
   const client = new Client({ connectionString: url });
@@ -37,7 +43,7 @@ export async function partnerRecordsCost(url: string, rows: number): Promise<Par
       [rows, first[0].id],
     );
     await client.query('VACUUM ANALYZE bench_pr_source');
-    const variants: { name: string; setup: string[] }[] = [
+    const variants: { name: string; setup: string[]; columns?: string; values?: string }[] = [
       {
         name: 'with the foreign keys of 0002 (2 foreign keys, 3 indexes)',
         setup: [
@@ -57,6 +63,22 @@ export async function partnerRecordsCost(url: string, rows: number): Promise<Par
           'ALTER TABLE bench_pr_lean ADD PRIMARY KEY (id), ADD UNIQUE (partner, identity)',
         ],
       },
+      {
+        name: 'narrow rows (identity, run, line, intent, amount, currency), 3 indexes',
+        setup: [
+          `CREATE TABLE bench_pr_narrow (
+             id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, partner text NOT NULL, identity text NOT NULL,
+             run_id bigint NOT NULL, line integer NOT NULL, amount numeric, currency text, intent_id bigint,
+             UNIQUE (partner, identity))`,
+          'CREATE INDEX ON bench_pr_narrow (intent_id) WHERE intent_id IS NOT NULL',
+        ],
+        columns: NARROW_COLUMNS,
+        values: NARROW_VALUES,
+      },
+      {
+        name: 'as in the schema without any index (the heap alone)',
+        setup: ['CREATE TABLE bench_pr_heap (LIKE partner_records INCLUDING DEFAULTS INCLUDING IDENTITY)'],
+      },
     ];
     const out: PartnerRecordsCost['variants'] = [];
     for (const variant of variants) {
@@ -65,9 +87,7 @@ export async function partnerRecordsCost(url: string, rows: number): Promise<Par
       await client.query('CHECKPOINT');
       const started = performance.now();
       await client.query(
-        `INSERT INTO ${table} (${COLUMNS})
-         SELECT 'acme-pay', identity, $1, line, reference, partner_reference, amount, currency, executed_at, intent_id
-           FROM bench_pr_source`,
+        `INSERT INTO ${table} (${variant.columns ?? COLUMNS}) SELECT ${variant.values ?? VALUES} FROM bench_pr_source`,
         [run[0].id],
       );
       const seconds = (performance.now() - started) / 1000;
