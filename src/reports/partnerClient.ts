@@ -10,6 +10,7 @@ import {
   parseJsonKeepingNumbers,
 } from './parseJsonKeepingNumbers.js';
 import type { ApiReadOptions } from './readApiReport.js';
+import { readCappedBody } from './readCappedBody.js';
 import { redirectTarget } from './redirectTarget.js';
 
 // HTTP: one GET with timeouts, retries and errors that never carry the token
@@ -278,7 +279,7 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
         const value: unknown = response.headers[name];
         return typeof value === 'string' ? value : undefined;
       };
-      const text = await readCapped(response.data, header('content-length'), config.maxBodyBytes, () =>
+      const text = await readCappedBody(response.data, header('content-length'), config.maxBodyBytes, () =>
         controller.abort(),
       );
       if (text === null) throw tooLarge(url, attempt);
@@ -366,37 +367,6 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     badBody,
     configError,
   };
-}
-
-/**
- * The body as text, or null as soon as it would exceed `maxBytes` (a `content-length` above it is refused
- * before any byte is read): `stop` then aborts the request, so at most `maxBytes` plus one chunk is ever
- * held, whatever the partner sends and however it frames it.
- */
-async function readCapped(
-  body: Readable,
-  contentLength: string | undefined,
-  maxBytes: number,
-  stop: () => void,
-): Promise<string | null> {
-  if (contentLength !== undefined && /^\d+$/.test(contentLength) && Number(contentLength) > maxBytes) {
-    stop();
-    body.destroy();
-    return null;
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
-    size += buffer.length;
-    if (size > maxBytes) {
-      stop();
-      body.destroy();
-      return null;
-    }
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks, size).toString('utf8');
 }
 
 /** `Retry-After` as delay-seconds or an HTTP date; undefined when absent or unreadable. */
