@@ -12,6 +12,7 @@ import {
 import type { ApiReadOptions } from './readApiReport.js';
 import { readCappedBody } from './readCappedBody.js';
 import { redirectTarget } from './redirectTarget.js';
+import { parseRetryAfter, sleep } from './retryWait.js';
 
 // HTTP: one GET with timeouts, retries and errors that never carry the token
 
@@ -367,30 +368,6 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     badBody,
     configError,
   };
-}
-
-/** `Retry-After` as delay-seconds or an HTTP date; undefined when absent or unreadable. */
-function parseRetryAfter(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (/^\s*\d+\s*$/.test(value)) return Number(value) * 1000;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
-}
-
-/** Resolves true after `ms`, or false as soon as `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve(false);
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** The items array of one answer, or a PartnerApiError saying which configured field was not one. */
