@@ -1,6 +1,7 @@
 import { type ApiSourceConfig, resolveApiSourceConfig } from './apiSourceConfig.js';
+import { itemsOf } from './itemsOf.js';
 import { mapApiItem } from './mapApiItem.js';
-import { createPartnerClient, itemsOf, joinUrl } from './partnerClient.js';
+import { createPartnerClient, joinUrl } from './partnerClient.js';
 import type { PartnerRow, RejectedRow } from './partnerRow.js';
 import type { ApiReadOptions } from './readApiReport.js';
 
