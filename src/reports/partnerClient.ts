@@ -10,11 +10,6 @@ import { parseRetryAfter, sleep } from './retryWait.js';
 
 // HTTP: one GET with timeouts, retries and errors that never carry the token
 
-/** Appends `path` to `baseUrl` (`new URL(path, base)` would drop a path part such as `/api`). */
-export function joinUrl(baseUrl: string, path: string): URL {
-  return new URL(baseUrl.replace(/\/+$/, '') + (path.startsWith('/') ? path : `/${path}`));
-}
-
 /** Network failures worth another try: the next connection may well work. */
 const RETRYABLE_NETWORK_CODES = new Set([
   'ECONNRESET',
