@@ -6,7 +6,7 @@ import { type JsonValue, parseJsonKeepingNumbers } from './parseJsonKeepingNumbe
 import type { ApiReadOptions } from './readApiReport.js';
 import { readCappedBody } from './readCappedBody.js';
 import { redirectTarget } from './redirectTarget.js';
-import { parseRetryAfter, sleep } from './retryWait.js';
+import { parseRetryAfter, retryDelayMs, sleep } from './retryWait.js';
 
 // HTTP: one GET with timeouts, retries and errors that never carry the token
 
@@ -21,9 +21,6 @@ const RETRYABLE_NETWORK_CODES = new Set([
   'ENETUNREACH',
   'EHOSTUNREACH',
 ]);
-
-/** Neither Retry-After nor backoff may stall a reconciliation run longer than this per attempt. */
-const MAX_DELAY_MS = 30_000;
 
 export interface PartnerClient {
   /** GETs `url` and parses the JSON answer, retrying as configured; throws PartnerApiError. */
@@ -151,10 +148,8 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
         lastFailure = { kind: 'status', status, retryAfterMs: outcome.retryAfterMs };
       }
       if (attempt === maxAttempts) break;
-      const backoff = config.retryBaseMs * 2 ** (attempt - 1);
-      const jittered = backoff / 2 + (Math.random() * backoff) / 2;
       const retryAfterMs = lastFailure.kind === 'status' ? lastFailure.retryAfterMs : undefined;
-      const delayMs = Math.round(Math.min(MAX_DELAY_MS, retryAfterMs ?? jittered));
+      const delayMs = retryDelayMs(attempt, config.retryBaseMs, retryAfterMs);
       logger?.warn(
         {
           partner,
