@@ -6,21 +6,15 @@ import { type JsonValue, parseJsonKeepingNumbers } from './parseJsonKeepingNumbe
 import type { ApiReadOptions } from './readApiReport.js';
 import { readCappedBody } from './readCappedBody.js';
 import { redirectTarget } from './redirectTarget.js';
+import {
+  errorCode,
+  isRetryableNetworkCode,
+  isRetryableStatus,
+  type RetryableFailure,
+} from './retryableFailure.js';
 import { parseRetryAfter, retryDelayMs, sleep } from './retryWait.js';
 
 // HTTP: one GET with timeouts, retries and errors that never carry the token
-
-/** Network failures worth another try: the next connection may well work. */
-const RETRYABLE_NETWORK_CODES = new Set([
-  'ECONNRESET',
-  'ECONNREFUSED',
-  'ETIMEDOUT',
-  'ECONNABORTED',
-  'EPIPE',
-  'EAI_AGAIN',
-  'ENETUNREACH',
-  'EHOSTUNREACH',
-]);
 
 export interface PartnerClient {
   /** GETs `url` and parses the JSON answer, retrying as configured; throws PartnerApiError. */
@@ -37,11 +31,6 @@ export interface PartnerClient {
   badBody(url: URL, what: string, attempts?: number): PartnerApiError;
   configError(what: string): PartnerApiError;
 }
-
-type Failure =
-  | { kind: 'status'; status: number; retryAfterMs?: number }
-  | { kind: 'timeout' }
-  | { kind: 'network'; code: string };
 
 /** Reads the token once and returns the GET helper both readers share. */
 export function createPartnerClient(config: ResolvedApiSourceConfig, options: ApiReadOptions): PartnerClient {
@@ -126,7 +115,7 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
 
   async function getRaw(url: URL, where: string, notFoundIsEmpty: boolean) {
     const maxAttempts = config.retries + 1;
-    let lastFailure: Failure | undefined;
+    let lastFailure: RetryableFailure | undefined;
     for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
       if (signal?.aborted) throw aborted(url, attempt - 1);
       const outcome = await attemptOnce(url, attempt);
@@ -136,7 +125,7 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
         const { status, text, contentType, location, link } = outcome;
         if (status >= 200 && status < 300) return { status, text, contentType, link, attempts: attempt };
         if (status === 404 && notFoundIsEmpty) return { status, text, contentType, attempts: attempt };
-        if (status !== 429 && status < 500) {
+        if (!isRetryableStatus(status)) {
           throw new PartnerApiError(`${prefix} ${explainStatus(status, where, text, location)}`, {
             code: 'http_status',
             partner,
@@ -193,7 +182,7 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     return `answered HTTP ${status} ${where}, saying ${quote(text)}: check the query parameters and the configuration`;
   }
 
-  function exhausted(url: URL, where: string, failure: Failure, attempts: number): PartnerApiError {
+  function exhausted(url: URL, where: string, failure: RetryableFailure, attempts: number): PartnerApiError {
     const details = { partner, url: url.href, attempts };
     if (failure.kind === 'timeout') {
       return new PartnerApiError(
@@ -225,7 +214,7 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     url: URL,
     attempt: number,
   ): Promise<
-    | { failure: Failure }
+    | { failure: RetryableFailure }
     | {
         status: number;
         text: string;
@@ -281,14 +270,8 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
       if (signal?.aborted) throw aborted(url, attempt);
       if (timedOut) return { failure: { kind: 'timeout' } };
       // Only the code is kept: axios errors hold the request configuration, headers and token included.
-      // A body broken off midway fails in the stream, as a plain Node error with its code.
-      const ownCode = (error as { code?: unknown } | null)?.code;
-      const code = axios.isAxiosError(error)
-        ? (error.code ?? 'ERR_UNKNOWN')
-        : typeof ownCode === 'string'
-          ? ownCode
-          : 'ERR_UNKNOWN';
-      if (RETRYABLE_NETWORK_CODES.has(code)) return { failure: { kind: 'network', code } };
+      const code = errorCode(error);
+      if (isRetryableNetworkCode(code)) return { failure: { kind: 'network', code } };
       const message = error instanceof Error ? error.message : String(error);
       throw new PartnerApiError(`${prefix} request failed (${code}: ${quote(message)}): check baseUrl`, {
         code: 'network',
