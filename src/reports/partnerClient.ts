@@ -6,6 +6,7 @@ import { type JsonValue, parseJsonKeepingNumbers } from './parseJsonKeepingNumbe
 import type { ApiReadOptions } from './readApiReport.js';
 import { readCappedBody } from './readCappedBody.js';
 import { redirectTarget } from './redirectTarget.js';
+import { requestHeaders } from './requestHeaders.js';
 import {
   errorCode,
   isRetryableNetworkCode,
@@ -42,50 +43,7 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
 
   const problems = apiSourceConfigProblems(config);
   if (problems.length > 0) throw configError(problems.join('; '));
-  // Checked just above: an absolute http(s) URL.
-  const parsedBase = new URL(config.baseUrl);
-
-  const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': 'intent-ledger' };
-  const secrets: string[] = [];
-  const env = options.env ?? process.env;
-  const readEnv = (name: string, what: string): string => {
-    const value = env[name];
-    if (value === undefined || value === '') {
-      throw new PartnerApiError(
-        `${prefix} the environment variable ${name} that should hold the ${what} is ` +
-          `${value === undefined ? 'not set' : 'empty'}: set it before reading this partner`,
-        { code: 'auth_missing', partner, url: base, attempts: 0 },
-      );
-    }
-    return value;
-  };
-  if (config.auth?.type === 'bearer') {
-    const token = readEnv(config.auth.env, 'API token');
-    secrets.push(token);
-    headers[config.auth.header] = config.auth.scheme === '' ? token : `${config.auth.scheme} ${token}`;
-  } else if (config.auth?.type === 'basic') {
-    // RFC 7617: user-id and password joined by a colon, base64 of their UTF-8 bytes.
-    const user = readEnv(config.auth.usernameEnv, 'API user name');
-    const password = readEnv(config.auth.passwordEnv, 'API password');
-    const token = Buffer.from(`${user}:${password}`, 'utf8').toString('base64');
-    secrets.push(password, token);
-    headers.Authorization = `Basic ${token}`;
-  }
-  // Credentials in baseUrl (`https://user:pass@host`) are HTTP Basic auth: sent as their header, never in
-  // the address, which ends up in the run's source, logs and errors (all of them strip it anyway).
-  if (parsedBase.username || parsedBase.password) {
-    if (
-      config.auth &&
-      (config.auth.type === 'basic' || config.auth.header.toLowerCase() === 'authorization')
-    ) {
-      throw configError(
-        'baseUrl carries a user and password and auth sends a token in the Authorization header too: keep ' +
-          'one of them (or send the token in another header with auth.header)',
-      );
-    }
-    const basic = `${decodeURIComponent(parsedBase.username)}:${decodeURIComponent(parsedBase.password)}`;
-    headers.Authorization = `Basic ${Buffer.from(basic).toString('base64')}`;
-  }
+  const { headers, secrets } = requestHeaders(config, partner, options.env ?? process.env);
 
   /** Partner text quoted in messages: short, on one line, and without the token should it echo it back. */
   const quote = (text: string): string => {
