@@ -71,6 +71,7 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
       attempts,
     });
 
+  /** One GET, tried again after a RetryableFailure up to `config.retries` times; any other failure throws. */
   async function getRaw(url: URL, where: string, notFoundIsEmpty: boolean) {
     const maxAttempts = config.retries + 1;
     let lastFailure: RetryableFailure | undefined;
@@ -115,6 +116,7 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     throw exhausted(url, where, lastFailure!, maxAttempts);
   }
 
+  /** Why an HTTP status that no retry would change came back, and what to check. */
   function explainStatus(status: number, where: string, text: string, location: string | undefined): string {
     if ((status === 401 || status === 403) && config.auth) {
       const credentials =
@@ -140,6 +142,7 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     return `answered HTTP ${status} ${where}, saying ${quote(text)}: check the query parameters and the configuration`;
   }
 
+  /** The error once every attempt has failed, from the last attempt's failure. */
   function exhausted(url: URL, where: string, failure: RetryableFailure, attempts: number): PartnerApiError {
     const details = { partner, url: url.href, attempts };
     if (failure.kind === 'timeout') {
@@ -168,6 +171,7 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     );
   }
 
+  /** One request and its whole body, or the RetryableFailure it met; other failures throw. */
   async function attemptOnce(
     url: URL,
     attempt: number,
@@ -244,6 +248,7 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     }
   }
 
+  /** The answer's JSON, or a `bad_body` error quoting how it starts. */
   function parse(
     url: URL,
     where: string,
