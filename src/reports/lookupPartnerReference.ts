@@ -1,6 +1,8 @@
 import { type ApiSourceConfig, resolveApiSourceConfig } from './apiSourceConfig.js';
+import { itemsOf } from './itemsOf.js';
+import { joinUrl } from './joinUrl.js';
 import { mapApiItem } from './mapApiItem.js';
-import { createPartnerClient, itemsOf, joinUrl } from './partnerClient.js';
+import { createPartnerClient } from './partnerClient.js';
 import type { PartnerRow, RejectedRow } from './partnerRow.js';
 import type { ApiReadOptions } from './readApiReport.js';
 

@@ -2,36 +2,20 @@ import type { Readable } from 'node:stream';
 import axios from 'axios';
 import { apiSourceConfigProblems, type ResolvedApiSourceConfig } from './apiSourceConfig.js';
 import { PartnerApiError, withoutQuery } from './errors/PartnerApiError.js';
-import {
-  describe,
-  getPath,
-  JsonNumber,
-  type JsonValue,
-  parseJsonKeepingNumbers,
-} from './parseJsonKeepingNumbers.js';
+import { type JsonValue, parseJsonKeepingNumbers } from './parseJsonKeepingNumbers.js';
 import type { ApiReadOptions } from './readApiReport.js';
+import { readCappedBody } from './readCappedBody.js';
+import { redirectTarget } from './redirectTarget.js';
+import { requestHeaders } from './requestHeaders.js';
+import {
+  errorCode,
+  isRetryableNetworkCode,
+  isRetryableStatus,
+  type RetryableFailure,
+} from './retryableFailure.js';
+import { parseRetryAfter, retryDelayMs, sleep } from './retryWait.js';
 
 // HTTP: one GET with timeouts, retries and errors that never carry the token
-
-/** Appends `path` to `baseUrl` (`new URL(path, base)` would drop a path part such as `/api`). */
-export function joinUrl(baseUrl: string, path: string): URL {
-  return new URL(baseUrl.replace(/\/+$/, '') + (path.startsWith('/') ? path : `/${path}`));
-}
-
-/** Network failures worth another try: the next connection may well work. */
-const RETRYABLE_NETWORK_CODES = new Set([
-  'ECONNRESET',
-  'ECONNREFUSED',
-  'ETIMEDOUT',
-  'ECONNABORTED',
-  'EPIPE',
-  'EAI_AGAIN',
-  'ENETUNREACH',
-  'EHOSTUNREACH',
-]);
-
-/** Neither Retry-After nor backoff may stall a reconciliation run longer than this per attempt. */
-const MAX_DELAY_MS = 30_000;
 
 export interface PartnerClient {
   /** GETs `url` and parses the JSON answer, retrying as configured; throws PartnerApiError. */
@@ -49,11 +33,6 @@ export interface PartnerClient {
   configError(what: string): PartnerApiError;
 }
 
-type Failure =
-  | { kind: 'status'; status: number; retryAfterMs?: number }
-  | { kind: 'timeout' }
-  | { kind: 'network'; code: string };
-
 /** Reads the token once and returns the GET helper both readers share. */
 export function createPartnerClient(config: ResolvedApiSourceConfig, options: ApiReadOptions): PartnerClient {
   const { partner, logger, signal } = options;
@@ -64,50 +43,7 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
 
   const problems = apiSourceConfigProblems(config);
   if (problems.length > 0) throw configError(problems.join('; '));
-  // Checked just above: an absolute http(s) URL.
-  const parsedBase = new URL(config.baseUrl);
-
-  const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': 'intent-ledger' };
-  const secrets: string[] = [];
-  const env = options.env ?? process.env;
-  const readEnv = (name: string, what: string): string => {
-    const value = env[name];
-    if (value === undefined || value === '') {
-      throw new PartnerApiError(
-        `${prefix} the environment variable ${name} that should hold the ${what} is ` +
-          `${value === undefined ? 'not set' : 'empty'}: set it before reading this partner`,
-        { code: 'auth_missing', partner, url: base, attempts: 0 },
-      );
-    }
-    return value;
-  };
-  if (config.auth?.type === 'bearer') {
-    const token = readEnv(config.auth.env, 'API token');
-    secrets.push(token);
-    headers[config.auth.header] = config.auth.scheme === '' ? token : `${config.auth.scheme} ${token}`;
-  } else if (config.auth?.type === 'basic') {
-    // RFC 7617: user-id and password joined by a colon, base64 of their UTF-8 bytes.
-    const user = readEnv(config.auth.usernameEnv, 'API user name');
-    const password = readEnv(config.auth.passwordEnv, 'API password');
-    const token = Buffer.from(`${user}:${password}`, 'utf8').toString('base64');
-    secrets.push(password, token);
-    headers.Authorization = `Basic ${token}`;
-  }
-  // Credentials in baseUrl (`https://user:pass@host`) are HTTP Basic auth: sent as their header, never in
-  // the address, which ends up in the run's source, logs and errors (all of them strip it anyway).
-  if (parsedBase.username || parsedBase.password) {
-    if (
-      config.auth &&
-      (config.auth.type === 'basic' || config.auth.header.toLowerCase() === 'authorization')
-    ) {
-      throw configError(
-        'baseUrl carries a user and password and auth sends a token in the Authorization header too: keep ' +
-          'one of them (or send the token in another header with auth.header)',
-      );
-    }
-    const basic = `${decodeURIComponent(parsedBase.username)}:${decodeURIComponent(parsedBase.password)}`;
-    headers.Authorization = `Basic ${Buffer.from(basic).toString('base64')}`;
-  }
+  const { headers, secrets } = requestHeaders(config, partner, options.env ?? process.env);
 
   /** Partner text quoted in messages: short, on one line, and without the token should it echo it back. */
   const quote = (text: string): string => {
@@ -135,9 +71,10 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
       attempts,
     });
 
+  /** One GET, tried again after a RetryableFailure up to `config.retries` times; any other failure throws. */
   async function getRaw(url: URL, where: string, notFoundIsEmpty: boolean) {
     const maxAttempts = config.retries + 1;
-    let lastFailure: Failure | undefined;
+    let lastFailure: RetryableFailure | undefined;
     for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
       if (signal?.aborted) throw aborted(url, attempt - 1);
       const outcome = await attemptOnce(url, attempt);
@@ -147,7 +84,7 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
         const { status, text, contentType, location, link } = outcome;
         if (status >= 200 && status < 300) return { status, text, contentType, link, attempts: attempt };
         if (status === 404 && notFoundIsEmpty) return { status, text, contentType, attempts: attempt };
-        if (status !== 429 && status < 500) {
+        if (!isRetryableStatus(status)) {
           throw new PartnerApiError(`${prefix} ${explainStatus(status, where, text, location)}`, {
             code: 'http_status',
             partner,
@@ -159,10 +96,8 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
         lastFailure = { kind: 'status', status, retryAfterMs: outcome.retryAfterMs };
       }
       if (attempt === maxAttempts) break;
-      const backoff = config.retryBaseMs * 2 ** (attempt - 1);
-      const jittered = backoff / 2 + (Math.random() * backoff) / 2;
       const retryAfterMs = lastFailure.kind === 'status' ? lastFailure.retryAfterMs : undefined;
-      const delayMs = Math.round(Math.min(MAX_DELAY_MS, retryAfterMs ?? jittered));
+      const delayMs = retryDelayMs(attempt, config.retryBaseMs, retryAfterMs);
       logger?.warn(
         {
           partner,
@@ -181,6 +116,7 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     throw exhausted(url, where, lastFailure!, maxAttempts);
   }
 
+  /** Why an HTTP status that no retry would change came back, and what to check. */
   function explainStatus(status: number, where: string, text: string, location: string | undefined): string {
     if ((status === 401 || status === 403) && config.auth) {
       const credentials =
@@ -206,7 +142,8 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     return `answered HTTP ${status} ${where}, saying ${quote(text)}: check the query parameters and the configuration`;
   }
 
-  function exhausted(url: URL, where: string, failure: Failure, attempts: number): PartnerApiError {
+  /** The error once every attempt has failed, from the last attempt's failure. */
+  function exhausted(url: URL, where: string, failure: RetryableFailure, attempts: number): PartnerApiError {
     const details = { partner, url: url.href, attempts };
     if (failure.kind === 'timeout') {
       return new PartnerApiError(
@@ -234,11 +171,12 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     );
   }
 
+  /** One request and its whole body, or the RetryableFailure it met; other failures throw. */
   async function attemptOnce(
     url: URL,
     attempt: number,
   ): Promise<
-    | { failure: Failure }
+    | { failure: RetryableFailure }
     | {
         status: number;
         text: string;
@@ -277,7 +215,7 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
         const value: unknown = response.headers[name];
         return typeof value === 'string' ? value : undefined;
       };
-      const text = await readCapped(response.data, header('content-length'), config.maxBodyBytes, () =>
+      const text = await readCappedBody(response.data, header('content-length'), config.maxBodyBytes, () =>
         controller.abort(),
       );
       if (text === null) throw tooLarge(url, attempt);
@@ -294,14 +232,8 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
       if (signal?.aborted) throw aborted(url, attempt);
       if (timedOut) return { failure: { kind: 'timeout' } };
       // Only the code is kept: axios errors hold the request configuration, headers and token included.
-      // A body broken off midway fails in the stream, as a plain Node error with its code.
-      const ownCode = (error as { code?: unknown } | null)?.code;
-      const code = axios.isAxiosError(error)
-        ? (error.code ?? 'ERR_UNKNOWN')
-        : typeof ownCode === 'string'
-          ? ownCode
-          : 'ERR_UNKNOWN';
-      if (RETRYABLE_NETWORK_CODES.has(code)) return { failure: { kind: 'network', code } };
+      const code = errorCode(error);
+      if (isRetryableNetworkCode(code)) return { failure: { kind: 'network', code } };
       const message = error instanceof Error ? error.message : String(error);
       throw new PartnerApiError(`${prefix} request failed (${code}: ${quote(message)}): check baseUrl`, {
         code: 'network',
@@ -316,6 +248,7 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     }
   }
 
+  /** The answer's JSON, or a `bad_body` error quoting how it starts. */
   function parse(
     url: URL,
     where: string,
@@ -365,115 +298,4 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
     badBody,
     configError,
   };
-}
-
-/**
- * Where a redirect points, safe to quote in an error: origin and path only (no query, no `user:pass@`),
- * our own secrets (token, Basic credentials) replaced wherever they appear, every path segment long enough to be a credential (signed
- * download links, tokens in paths: 16 characters or more) shown as `[redacted]`, and 200 characters at most.
- */
-function redirectTarget(location: string, secrets: readonly string[]): string {
-  let unredacted = location;
-  for (const secret of secrets) if (secret) unredacted = unredacted.split(secret).join('[redacted]');
-  const bare = withoutQuery(unredacted);
-  const at = bare.indexOf('://');
-  const pathStart = at === -1 ? 0 : bare.indexOf('/', at + 3);
-  const head = pathStart === -1 ? bare : bare.slice(0, pathStart);
-  const path = pathStart === -1 ? '' : bare.slice(pathStart);
-  const safe = `${head}${path
-    .split('/')
-    .map((segment) => (segment.length >= 16 ? '[redacted]' : segment))
-    .join('/')}`;
-  return safe.length > 200 ? `${safe.slice(0, 200)}...` : safe;
-}
-
-/**
- * The body as text, or null as soon as it would exceed `maxBytes` (a `content-length` above it is refused
- * before any byte is read): `stop` then aborts the request, so at most `maxBytes` plus one chunk is ever
- * held, whatever the partner sends and however it frames it.
- */
-async function readCapped(
-  body: Readable,
-  contentLength: string | undefined,
-  maxBytes: number,
-  stop: () => void,
-): Promise<string | null> {
-  if (contentLength !== undefined && /^\d+$/.test(contentLength) && Number(contentLength) > maxBytes) {
-    stop();
-    body.destroy();
-    return null;
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
-    size += buffer.length;
-    if (size > maxBytes) {
-      stop();
-      body.destroy();
-      return null;
-    }
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks, size).toString('utf8');
-}
-
-/** `Retry-After` as delay-seconds or an HTTP date; undefined when absent or unreadable. */
-function parseRetryAfter(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (/^\s*\d+\s*$/.test(value)) return Number(value) * 1000;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
-}
-
-/** Resolves true after `ms`, or false as soon as `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve(false);
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-/** The items array of one answer, or a PartnerApiError saying which configured field was not one. */
-export function itemsOf(
-  body: JsonValue,
-  itemsField: string,
-  client: PartnerClient,
-  url: URL,
-  where: string,
-): JsonValue[] {
-  // A partner that says something went wrong has not given the complete listing, whatever items came with
-  // it: taking them as complete would let absence prove "not executed" for charges it simply left out.
-  if (body !== null && typeof body === 'object' && !Array.isArray(body) && !(body instanceof JsonNumber)) {
-    for (const member of ['error', 'errors']) {
-      const reported = (body as Record<string, JsonValue>)[member];
-      if (
-        reported !== undefined &&
-        reported !== null &&
-        !(Array.isArray(reported) && reported.length === 0)
-      ) {
-        throw client.badBody(
-          url,
-          `the answer ${where} reports an error (${member}: ${describe(reported)}): it is not a complete listing`,
-        );
-      }
-    }
-  }
-  const items = getPath(body, itemsField);
-  if (Array.isArray(items)) return items;
-  const name = itemsField === '' ? 'the answer' : `field ${itemsField}`;
-  throw client.badBody(
-    url,
-    items === undefined
-      ? `${name} is missing from the answer ${where}: check itemsField`
-      : `${name} is not an array (it is ${describe(items)}) ${where}: check itemsField`,
-  );
 }

@@ -6,10 +6,12 @@ import {
   resolveApiSourceConfig,
 } from './apiSourceConfig.js';
 import { PartnerApiError } from './errors/PartnerApiError.js';
+import { itemsOf } from './itemsOf.js';
+import { joinUrl } from './joinUrl.js';
 import { mapApiItem } from './mapApiItem.js';
 import { nextFromLink, nextPageUrl } from './nextPage.js';
 import { describe, getPath } from './parseJsonKeepingNumbers.js';
-import { createPartnerClient, itemsOf, joinUrl, type PartnerClient } from './partnerClient.js';
+import { createPartnerClient, type PartnerClient } from './partnerClient.js';
 import type { RowItem } from './partnerRow.js';
 
 /**
