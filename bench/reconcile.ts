@@ -425,25 +425,38 @@ async function onCopy<T>(server: BenchServer, data: Dataset, work: (url: string)
 
 /** A temp directory holding only an acme-pay reconciler whose timings fit the generated data. */
 function writeReconcilerDir(work: string, label: string, file: string, window: Window): string {
-  const path = join(work, `reconcilers-${label}`);
+  return writeReconcilers(join(work, `reconcilers-${label}`), window, [{ partner: PARTNER, file }]);
+}
+
+/**
+ * Writes into `path` one reconciler per partner, each the shipped acme-pay reconciler under that partner's
+ * name, reading its own file, with the timings that fit the generated data (bench/reconcileData.ts): every
+ * stuck intent's lease ended hours ago, an absent one is provable because the report covers its time plus
+ * the settlement lag, and nothing is old enough to be unresolved. Returns `path`.
+ */
+export function writeReconcilers(
+  path: string,
+  window: Window,
+  partners: readonly { partner: string; file: string }[],
+): string {
   mkdirSync(path, { recursive: true });
-  // The shipped acme-pay reconciler, with the timings that fit the generated data: every stuck intent's
-  // lease ended hours ago, an absent one is provable because the report covers its time plus the settlement
-  // lag, and nothing is old enough to be unresolved.
   if (acmePay.partner !== PARTNER || acmePay.source.type !== 'csv') {
     throw new Error('reconcilers/acme-pay.ts no longer describes the CSV partner this benchmark generates');
   }
-  const config = {
-    ...acmePay,
-    deadline: '30d',
-    coverage: {
-      from: new Date(window.from.getTime() - 3_600_000).toISOString(),
-      to: new Date(window.from.getTime() + window.spanMs + 5 * 3_600_000).toISOString(),
-    },
-    source: { ...acmePay.source, path: file },
-  };
-  // Plain CommonJS, so loading it costs no TypeScript compilation in the timed run.
-  writeFileSync(join(path, 'acme-pay.js'), `module.exports = ${JSON.stringify(config, null, 2)};\n`);
+  for (const { partner, file } of partners) {
+    const config = {
+      ...acmePay,
+      partner,
+      deadline: '30d',
+      coverage: {
+        from: new Date(window.from.getTime() - 3_600_000).toISOString(),
+        to: new Date(window.from.getTime() + window.spanMs + 5 * 3_600_000).toISOString(),
+      },
+      source: { ...acmePay.source, path: file },
+    };
+    // Plain CommonJS, so loading it costs no TypeScript compilation in the timed run.
+    writeFileSync(join(path, `${partner}.js`), `module.exports = ${JSON.stringify(config, null, 2)};\n`);
+  }
   return path;
 }
 
@@ -587,6 +600,11 @@ function compare(
   run: MeasuredRun,
 ): string[] {
   if (!report) return [`no JSON report on stdout (exit ${run.code}); stderr: ${run.stderr.slice(-500)}`];
+  return reportDifferences(report, expected);
+}
+
+/** Where a run's report (the CLI's `--json` fields) differs from what the data was built to produce. */
+export function reportDifferences(report: Record<string, unknown>, expected: ExpectedOutcome): string[] {
   const differences: string[] = [];
   const check = (name: string, actual: unknown, wanted: number) => {
     if (actual !== wanted)

@@ -1,7 +1,9 @@
 /**
- * The reconciliation benchmark's data: N intents of `acme-pay` in mixed states, written by PostgreSQL itself
- * (`INSERT ... SELECT generate_series`), and an N-row settlement file in the acme-pay dialect (Latin-1, `;`,
- * decimal comma with dot thousands, `dd/MM/yyyy HH:mm:ss` São Paulo time), streamed to disk.
+ * The reconciliation benchmark's data: N intents of `acme-pay` (or of another partner speaking its dialect,
+ * for bench/reconcileScaling.ts) in mixed states, written by PostgreSQL itself (`INSERT ... SELECT
+ * generate_series`), and an N-row settlement file in the acme-pay dialect (Latin-1, `;`, decimal comma with
+ * dot thousands, `dd/MM/yyyy HH:mm:ss` São Paulo time), streamed to disk. The file names no partner: the
+ * ledger scopes references by partner, so one partner's file matches that partner's intents only.
  *
  * Every intent j (1..N) has a fate chosen by j % 1000, the same in SQL and in the file, so the expected
  * outcome of a run is known exactly (see {@link expectedOutcome}). Row slot j of the file belongs to intent j:
@@ -77,11 +79,16 @@ function decimalOf(cents: number): string {
 }
 
 /**
- * Generates the N intents and their attempt rows in two statements, then VACUUM ANALYZE and CHECKPOINT. As
- * the ledger writes them (migration 0006): an attempt completed by its caller or still in progress is
- * described by its intent row; one that ended otherwise has a row of its own.
+ * Generates the N intents of `partner` and their attempt rows in two statements, then VACUUM ANALYZE and
+ * CHECKPOINT. As the ledger writes them (migration 0006): an attempt completed by its caller or still in
+ * progress is described by its intent row; one that ended otherwise has a row of its own.
  */
-export async function generateIntents(client: Client, n: number, window: Window): Promise<void> {
+export async function generateIntents(
+  client: Client,
+  n: number,
+  window: Window,
+  partner: string = PARTNER,
+): Promise<void> {
   const statusCase = `CASE ${FATES.map(([until, status]) => `WHEN g % 1000 < ${until} THEN '${status}'`).join(' ')} END`;
   // One SQL expression per column, reading the fate computed once per row in the subquery.
   await client.query(
@@ -100,7 +107,7 @@ export async function generateIntents(client: Client, n: number, window: Window)
                     $2::timestamptz + ((g - 1)::bigint * $3 / $4) * interval '1 millisecond' AS at
                FROM generate_series(1, $4::bigint) AS g) AS fate
       ORDER BY g`,
-    [PARTNER, window.from.toISOString(), window.spanMs, n],
+    [partner, window.from.toISOString(), window.spanMs, n],
   );
   await client.query(
     `INSERT INTO intent_attempts (intent_id, attempt, owner, started_at, lease_expires_at, ended_at, outcome,
@@ -111,7 +118,7 @@ export async function generateIntents(client: Client, n: number, window: Window)
             CASE status WHEN 'unknown' THEN '{"detail":"timeout"}'::jsonb
                         WHEN 'rejected' THEN '{"message":"card declined"}'::jsonb END
        FROM intents WHERE partner = $1 AND status IN ('unknown', 'rejected') AND key LIKE 'order-%' ORDER BY id`,
-    [PARTNER],
+    [partner],
   );
   // What autovacuum would have done long before a nightly run: statistics and the visibility map.
   await client.query('VACUUM (ANALYZE) intents');

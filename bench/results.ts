@@ -3,6 +3,7 @@ import type { LedgerBenchResult } from './ledger.js';
 import type { LedgerCandidatesResult } from './ledgerCandidates.js';
 import type { ScalingResult } from './ledgerScaling.js';
 import type { ReconcileBenchResult, SizeFigures, Target } from './reconcile.js';
+import type { ReconcileScalingResult } from './reconcileScaling.js';
 
 export interface Machine {
   cpu: string;
@@ -20,9 +21,10 @@ export function renderResults(input: {
   candidates?: LedgerCandidatesResult;
   scaling?: ScalingResult;
   reconcile: ReconcileBenchResult | undefined;
+  reconcileScaling?: ReconcileScalingResult;
   notes?: string[];
 }): string {
-  const { started, machine, ledger, candidates, scaling, reconcile } = input;
+  const { started, machine, ledger, candidates, scaling, reconcile, reconcileScaling } = input;
   const out: string[] = [];
   out.push('# Benchmark results', '');
   out.push(
@@ -79,6 +81,7 @@ export function renderResults(input: {
   if (candidates) renderCandidates(out, candidates);
   if (scaling) renderScaling(out, scaling);
   if (reconcile) renderReconcile(out, reconcile);
+  if (reconcileScaling) renderReconcileScaling(out, reconcileScaling);
   if (input.notes && input.notes.length > 0) out.push('## Notes', '', ...input.notes, '');
   return `${out.join('\n')}\n`;
 }
@@ -152,6 +155,57 @@ function renderScaling(out: string[], scaling: ScalingResult): void {
     );
   }
   out.push('');
+}
+
+function renderReconcileScaling(out: string[], s: ReconcileScalingResult): void {
+  out.push(
+    `## bench/reconcileScaling: ${s.partners} partners reconciled by one worker process and by two, one PostgreSQL`,
+    '',
+  );
+  out.push(
+    `${s.partners} partners of ${count(s.rowsPerPartner)} intents and file rows each (the acme-pay data under ${s.partners} names), on`,
+    'one database; each worker a process of its own holding the database `intent-ledger worker` opens, fired on',
+    "one slot at the same moment (a partner's slot runs in whichever worker wins its election, the other skips it).",
+    '`one worker` fires the partners one after another; `two workers` the same in two processes at once;',
+    '`cron tick` fires every partner at once in each. Wall time is from firing to every partner done; each',
+    `configuration of a round runs on its own copy of the data, ${s.rounds} rounds with the order rotating. Every partner`,
+    'ran exactly once, succeeded with the outcome its data was built for, and wrote everything in one transaction',
+    '(checked in every round; the benchmark fails otherwise). Cores busy: CPU of the workers and of the PostgreSQL',
+    "server ÷ wall time; a run keeps about one core busy (its connection's backend, and the worker reading the",
+    'file), so a second worker gains only as much as another core is free of other load (the 1-minute load',
+    'average before each round is beside it).',
+    '',
+    '| configuration | wall s (rounds) | rows/s, all partners | ÷ one worker (round range) | runs of both workers in flight, s | worker + server CPU s | cores busy | load before |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+  );
+  for (const c of s.configurations) {
+    const cpu = c.rounds.map((r) => `${r.workerCpuSeconds} + ${r.serverCpuSeconds ?? '?'}`).join(', ');
+    const cores = c.rounds
+      .map((r) =>
+        r.serverCpuSeconds === null ? '?' : round1((r.workerCpuSeconds + r.serverCpuSeconds) / r.wallSeconds),
+      )
+      .join(', ');
+    out.push(
+      `| ${c.name} | ${c.wallSeconds} (${c.rounds.map((r) => r.wallSeconds).join(', ')}) | ${count(c.rowsPerSecond)} | ` +
+        `${c.ratio} (${c.ratioRange.join('–')}) | ${c.rounds.map((r) => r.overlapSeconds).join(', ')} | ${cpu} | ${cores} | ` +
+        `${c.rounds.map((r) => r.loadBefore).join(', ')} |`,
+    );
+  }
+  out.push(
+    '',
+    'Which worker ran which partner, and the run itself (its `durationMs`, s; from–to, s after firing):',
+    '',
+    '| configuration | round | runs |',
+    '|---|---:|---|',
+  );
+  for (const c of s.configurations) {
+    c.rounds.forEach((r, i) => {
+      out.push(
+        `| ${c.name} | ${i + 1} | ${r.runs.map((run) => `${run.partner} by ${run.worker}: ${run.seconds} (${run.from}–${run.to})`).join('; ')} |`,
+      );
+    });
+  }
+  out.push('', `Data generation (not timed against anything): ${s.generateSeconds} s.`, '');
 }
 
 function renderCandidates(out: string[], candidates: LedgerCandidatesResult): void {
@@ -398,6 +452,10 @@ function cost(figures: { clientCpuUs: number; serverCpuUs: number | null; walByt
 
 function mark(met: boolean): string {
   return met ? 'met' : '**missed**';
+}
+
+function round1(value: number): string {
+  return (Math.round(value * 10) / 10).toFixed(1);
 }
 
 function count(value: number): string {

@@ -8,6 +8,9 @@
  * --profile (CPU profile of the reconcile child and auto_explain of its slow statements, even when every
  * target is met), --candidates (measure the candidate fixes of the ledger's SQL; always on without --quick),
  * --scaling (ledger and baseline from 1, 2 and 4 processes each; always on without --quick),
+ * --reconcile-scaling (4 partners reconciled by one worker process and by two at once; always on without
+ * --quick; `--only reconcile --rows 1000 --history 0` keeps the rest of a quick run short),
+ * --reconcile-scaling-rows N (intents and file rows per partner there; 100,000, or 20,000 with --quick),
  * --no-write (do not touch bench/RESULTS.md), --render FILE (rewrite bench/RESULTS.md from the raw figures a
  * previous run saved, without measuring anything).
  */
@@ -20,6 +23,7 @@ import { benchLedger, type LedgerBenchResult } from './ledger.js';
 import { benchLedgerCandidates, type LedgerCandidatesResult } from './ledgerCandidates.js';
 import { benchLedgerScaling, type ScalingResult } from './ledgerScaling.js';
 import { benchReconcile, type ReconcileBenchResult } from './reconcile.js';
+import { benchReconcileScaling, type ReconcileScalingResult } from './reconcileScaling.js';
 import { renderResults } from './results.js';
 import { log, round, startBenchServer, type VariantFigures } from './support.js';
 
@@ -34,6 +38,8 @@ async function main(): Promise<void> {
       profile: { type: 'boolean', default: false },
       candidates: { type: 'boolean', default: false },
       scaling: { type: 'boolean', default: false },
+      'reconcile-scaling': { type: 'boolean', default: false },
+      'reconcile-scaling-rows': { type: 'string' },
       'no-write': { type: 'boolean', default: false },
       render: { type: 'string' },
     },
@@ -66,6 +72,7 @@ async function main(): Promise<void> {
   let candidates: LedgerCandidatesResult | undefined;
   let scaling: ScalingResult | undefined;
   let reconcile: ReconcileBenchResult | undefined;
+  let reconcileScaling: ReconcileScalingResult | undefined;
   try {
     if (only !== 'reconcile') {
       ledger = await benchLedger(server, { quick });
@@ -79,6 +86,13 @@ async function main(): Promise<void> {
         history: values.history === undefined ? undefined : Number(values.history),
         profile: values.profile,
       });
+      if (!quick || values['reconcile-scaling']) {
+        const perPartner = values['reconcile-scaling-rows'];
+        reconcileScaling = await benchReconcileScaling(server, {
+          quick,
+          rowsPerPartner: perPartner === undefined ? undefined : Number(perPartner),
+        });
+      }
     }
   } finally {
     await server.stop();
@@ -93,10 +107,10 @@ async function main(): Promise<void> {
   };
   if (values.json) {
     process.stdout.write(
-      `${JSON.stringify(toJson(ledger, candidates, scaling, reconcile, machine, quick))}\n`,
+      `${JSON.stringify(toJson(ledger, candidates, scaling, reconcile, reconcileScaling, machine, quick))}\n`,
     );
   }
-  const results = { started, machine, ledger, candidates, scaling, reconcile };
+  const results = { started, machine, ledger, candidates, scaling, reconcile, reconcileScaling };
   const raw = join(tmpdir(), `intent-ledger-bench-${quick ? 'quick' : 'full'}.json`);
   writeFileSync(raw, JSON.stringify(results));
   log(`raw figures in ${raw} (re-render with --render ${raw})`);
@@ -111,6 +125,7 @@ function toJson(
   candidates: LedgerCandidatesResult | undefined,
   scaling: ScalingResult | undefined,
   reconcile: ReconcileBenchResult | undefined,
+  reconcileScaling: ReconcileScalingResult | undefined,
   machine: Record<string, unknown>,
   quick: boolean,
 ) {
@@ -177,6 +192,7 @@ function toJson(
         exitCode: reconcile.main.engineWithoutTimeout.exitCode,
       },
       report: reconcile.main.engine.report && { ...reconcile.main.engine.report, rejected: undefined },
+      scaling: reconcileScaling,
     },
   };
 }
