@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { type ScheduledTask, schedule } from 'node-cron';
 import type { Pool } from 'pg';
+import { ConcurrencyLimit } from '../shared/concurrencyLimit.js';
 import type { Logger } from '../shared/logger.js';
 import { reconcile } from './reconcile.js';
 import type { ReconcilerConfig } from './reconcilerConfig.js';
@@ -30,6 +31,20 @@ export interface WorkerOptions {
   abandonAfterMs?: number;
   /** Told of every run this worker made (for its metrics), skipped slots included. */
   onRun?: (report: ReconciliationResult) => void;
+  /**
+   * How many runs this worker has in flight at once; slots fired beyond it wait their turn (and may be
+   * taken meanwhile by another worker, which then runs them). Each run holds one of the pool's connections
+   * for its whole transaction, and its heartbeat borrows another every heartbeatMs: with every connection
+   * held by a run, the heartbeats (and the metrics' health check) would wait behind the runs, and a run
+   * whose heartbeat stops is closed as abandoned by the next run of its partner.
+   * @default half of the pool's connections, at least 1
+   */
+  maxConcurrentRuns?: number;
+}
+
+/** The default of WorkerOptions.maxConcurrentRuns for `pool`: the other half stays free for heartbeats. */
+export function defaultMaxConcurrentRuns(pool: Pool): number {
+  return Math.max(1, Math.floor(pool.options.max / 2));
 }
 
 /**
@@ -42,10 +57,12 @@ export class ReconciliationWorker {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly abort = new AbortController();
   private readonly owner: string;
+  private readonly runs: ConcurrencyLimit;
   private stopping: Promise<void> | undefined;
 
   constructor(private readonly options: WorkerOptions) {
     this.owner = options.owner ?? `${hostname()}:${process.pid}`;
+    this.runs = new ConcurrencyLimit(options.maxConcurrentRuns ?? defaultMaxConcurrentRuns(options.pool));
   }
 
   /** Schedules every reconciler. */
@@ -71,7 +88,14 @@ export class ReconciliationWorker {
    */
   fire(reconciler: ReconcilerConfig, slot: Date): Promise<void> {
     if (this.stopping) return Promise.resolve();
-    const run = this.runSlot(reconciler, slot);
+    if (this.runs.active >= this.runs.limit) {
+      this.options.logger.info(
+        { partner: reconciler.partner, slot, inFlight: this.runs.active, maxConcurrentRuns: this.runs.limit },
+        'slot waits for a run of this worker to finish',
+      );
+    }
+    // A slot still waiting for its turn when the worker stops is not started (runSlot checks).
+    const run = this.runs.run(() => this.runSlot(reconciler, slot));
     this.inFlight.add(run);
     void run.finally(() => this.inFlight.delete(run));
     return run;
@@ -96,6 +120,10 @@ export class ReconciliationWorker {
   private async runSlot(reconciler: ReconcilerConfig, slot: Date): Promise<void> {
     const log = this.options.logger;
     const partner = reconciler.partner;
+    if (this.stopping) {
+      log.info({ partner, slot }, 'worker stopping: slot not started');
+      return;
+    }
     try {
       const reports = await reconcile({
         pool: this.options.pool,

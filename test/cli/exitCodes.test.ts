@@ -102,7 +102,13 @@ describe('CLI exit codes: 0 success, 1 failure, 2 usage (child processes)', func
       });
 
       it('usage errors: 2 (a missing argument or option, an unknown option, an unknown command)', async () => {
-        for (const args of [['discrepancy'], ['discrepancies', '--colour'], ['purge'], ['no-such-command']]) {
+        for (const args of [
+          ['discrepancy'],
+          ['discrepancies', '--colour'],
+          ['purge'],
+          ['no-such-command'],
+          ['worker', '--max-concurrent-runs', '0'],
+        ]) {
           const run = await cli(...args);
           expect(run.code, args.join(' ')).to.equal(2);
           expect(run.stderr, args.join(' ')).to.include('usage:');

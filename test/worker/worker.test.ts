@@ -114,6 +114,111 @@ describe('reconciliation worker: one run per partner per slot, across processes'
   });
 });
 
+describe('reconciliation worker: how many runs at once', () => {
+  const db = useFreshDatabase('worker-limit');
+  let sql: Pool;
+  before(() => {
+    sql = new Pool({ connectionString: db.url, max: 2 });
+  });
+  after(() => sql.end());
+
+  /**
+   * The most runs in flight at once, from the order of the runs' own log lines: every run logs when it has
+   * started (its run row committed) and when it has finished.
+   */
+  function mostInFlight(entries: { message: string }[]): number {
+    let inFlight = 0;
+    let most = 0;
+    for (const { message } of entries) {
+      if (message === 'reconciliation run started') most = Math.max(most, ++inFlight);
+      else if (message === 'reconciliation run finished') inFlight--;
+    }
+    return most;
+  }
+
+  it('runs at most maxConcurrentRuns slots at once (by default half its pool), the others after, each once', async () => {
+    const { report } = writeFixture();
+    const configs = ['p1', 'p2', 'p3', 'p4'].map((partner) => ({
+      ...reconciler(report, '0 0 1 1 *'),
+      partner,
+    }));
+    const slot = new Date('2026-11-29T13:00:00Z');
+    const cases: { label: string; poolMax: number; maxConcurrentRuns?: number; most: number }[] = [
+      { label: 'default, pool of 2', poolMax: 2, most: 1 },
+      { label: 'default, pool of 4', poolMax: 4, most: 2 },
+      { label: 'explicit 1, pool of 6', poolMax: 6, maxConcurrentRuns: 1, most: 1 },
+    ];
+    for (const [i, c] of cases.entries()) {
+      const pool = new Pool({ connectionString: db.url, max: c.poolMax });
+      const entries: { level: string; object: object; message: string }[] = [];
+      const worker = new ReconciliationWorker({
+        pool,
+        reconcilers: configs,
+        logger: capturingLogger(entries),
+        owner: `limit-${i}`,
+        maxConcurrentRuns: c.maxConcurrentRuns,
+      });
+      const caseSlot = new Date(slot.getTime() + i * 60_000);
+      try {
+        await Promise.all(configs.map((config) => worker.fire(config, caseSlot)));
+        expect(mostInFlight(entries), c.label).to.equal(c.most);
+        const runs = await sql.query<{ partner: string; status: string }>(
+          'SELECT partner, status FROM reconciliation_runs WHERE slot = $1 ORDER BY partner',
+          [caseSlot],
+        );
+        expect(runs.rows, c.label).to.deep.equal(
+          configs.map((config) => ({ partner: config.partner, status: 'succeeded' })),
+        );
+      } finally {
+        await worker.stop();
+        await pool.end();
+      }
+    }
+  });
+
+  it('without a limit below the number of slots, the same four slots do run at once (the check above can fail)', async () => {
+    const { report } = writeFixture();
+    const configs = ['q1', 'q2', 'q3', 'q4'].map((partner) => ({
+      ...reconciler(report, '0 0 1 1 *'),
+      partner,
+    }));
+    const pool = new Pool({ connectionString: db.url, max: 10 });
+    const entries: { level: string; object: object; message: string }[] = [];
+    const worker = new ReconciliationWorker({
+      pool,
+      reconcilers: configs,
+      logger: capturingLogger(entries),
+      owner: 'no-limit',
+      maxConcurrentRuns: 4,
+    });
+    try {
+      await Promise.all(configs.map((config) => worker.fire(config, new Date('2026-11-29T14:00:00Z'))));
+      expect(mostInFlight(entries)).to.be.at.least(2);
+    } finally {
+      await worker.stop();
+      await pool.end();
+    }
+  });
+
+  it('refuses a limit that is not a positive integer', () => {
+    const pool = new Pool({ connectionString: db.url, max: 2 });
+    try {
+      for (const bad of [0, -1, 1.5, Number.NaN])
+        expect(
+          () =>
+            new ReconciliationWorker({
+              pool,
+              reconcilers: [],
+              logger: capturingLogger(),
+              maxConcurrentRuns: bad,
+            }),
+        ).to.throw(RangeError, /positive integer/);
+    } finally {
+      void pool.end();
+    }
+  });
+});
+
 async function waitFor(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {

@@ -7,22 +7,31 @@ import { UsageError } from '../errors/UsageError.js';
 import { ensurePortFree, parsePort } from '../listenPort.js';
 import { type MetricsServer, startMetricsServer } from '../metricsServer.js';
 import { openCliDatabase } from '../openCliDatabase.js';
+import { parsePositiveInt } from './discrepancyArgs.js';
 
 export const workerUsage =
-  'intent-ledger worker [--reconcilers DIR] [--metrics-port N [--metrics-host 127.0.0.1]]   run every reconciler on its schedule until SIGTERM';
+  'intent-ledger worker [--reconcilers DIR] [--max-concurrent-runs N] [--metrics-port N [--metrics-host 127.0.0.1]]   run every reconciler on its schedule until SIGTERM';
 
 /**
  * `intent-ledger worker`: schedules every reconciler; SIGTERM/SIGINT stop it cleanly. With `--metrics-port`,
  * serves `/metrics` (Prometheus) and `/healthz` on it (on 127.0.0.1 unless `--metrics-host` says otherwise).
+ * `--max-concurrent-runs` caps the runs in flight at once (WorkerOptions.maxConcurrentRuns; by default half
+ * the pool's connections).
  */
 export async function workerCommand(args: string[]): Promise<number> {
-  let flags: { reconcilers?: string; 'metrics-port'?: string; 'metrics-host'?: string };
+  let flags: {
+    reconcilers?: string;
+    'max-concurrent-runs'?: string;
+    'metrics-port'?: string;
+    'metrics-host'?: string;
+  };
   try {
     flags = parseArgs({
       args,
       strict: true,
       options: {
         reconcilers: { type: 'string' },
+        'max-concurrent-runs': { type: 'string' },
         'metrics-port': { type: 'string' },
         'metrics-host': { type: 'string' },
       },
@@ -34,6 +43,10 @@ export async function workerCommand(args: string[]): Promise<number> {
   if (flags['metrics-host'] !== undefined && metricsPort === undefined)
     throw new UsageError('--metrics-host needs --metrics-port');
   const metricsHost = flags['metrics-host'] ?? '127.0.0.1';
+  const maxConcurrentRuns =
+    flags['max-concurrent-runs'] === undefined
+      ? undefined
+      : parsePositiveInt('max-concurrent-runs', flags['max-concurrent-runs']);
   const reconcilers = await loadReconcilers(reconcilersDir(flags.reconcilers));
   if (reconcilers.length === 0)
     throw new UsageError(`no reconcilers in ${reconcilersDir(flags.reconcilers)}`);
@@ -56,6 +69,7 @@ export async function workerCommand(args: string[]): Promise<number> {
       reconcilers: reconcilers.map((reconciler) => reconciler.config),
       logger: pino({ level: process.env.LOG_LEVEL ?? 'info' }),
       onRun: metrics && ((report) => metrics.observeRun(report)),
+      maxConcurrentRuns,
     });
     worker.start();
     await new Promise<void>((resolve) => {
