@@ -74,13 +74,19 @@ describe('shipped partner: twilio (Messages list API)', () => {
       notPriced: await stuck(partner, '+15550000008', '2026-11-30T10:30:04Z'),
       neverSent: await stuck(partner, '+15550000009', '2026-11-30T10:40:00Z'),
     };
-    const [report] = await reconcile({ pool: fx.sql, reconciler: config(partner, fake.url), env });
+    // Read at 22:00: the never-sent intent's attempt is past the settlement lag (Twilio's longest queue time).
+    const evening = { from: new Date('2026-11-30T09:00:00Z'), to: new Date('2026-11-30T22:00:00Z') };
+    const [report] = await reconcile({
+      pool: fx.sql,
+      reconciler: { ...config(partner, fake.url), coverage: evening },
+      env,
+    });
     expect(report.status, `error: ${report.error}`).to.equal('succeeded');
 
     // Four pages, each asked for with the partner's own window parameters.
     expect(fake.requests.map((q) => q.get('Page'))).to.deep.equal([null, '1', '2', '3']);
     expect(fake.requests[0]!.get('DateSent>')).to.equal('2026-11-30T09:00:00Z');
-    expect(fake.requests[0]!.get('DateSent<')).to.equal('2026-11-30T12:00:00Z');
+    expect(fake.requests[0]!.get('DateSent<')).to.equal('2026-11-30T22:00:00Z');
 
     expect(report.rowsRead).to.equal(8);
     expect(report.rowsRejected).to.equal(0);
