@@ -24,6 +24,9 @@ import { defineReconciler } from '../src/reconcile/reconcilerConfig.js';
  *   still on its way (`accepted`, `scheduled`, `queued`, `sending`) is read as not executed *yet*: it
  *   completes nothing and keeps its intent from being proven absent, and a later run sees its final status.
  *   Any other status or direction rejects the message.
+ * - The `DateSent` window lists only messages that left the queue (a queued or scheduled one has no
+ *   `date_sent`): `settlementLag` covers the longest a message may wait there (its ValidityPeriod), so an
+ *   intent whose message is still queued is never proven absent from a listing that cannot show it.
  */
 const accountSid = process.env.TWILIO_ACCOUNT_SID ?? '';
 
@@ -36,7 +39,11 @@ export default defineReconciler({
   schedule: '*/15 * * * *',
   timezone: 'UTC',
   stuckAfter: '15m',
-  settlementLag: '10m',
+  // The listing is filtered on date_sent, which a message gets only once it leaves Twilio's queue, where it
+  // may wait up to its ValidityPeriod (at most and by default 36,000 s, 10 hours) before it is sent or fails:
+  // until then it is in no listing, so no listing proves it was never sent. An account that sends with a
+  // shorter ValidityPeriod may lower this to that period plus a margin, never below it.
+  settlementLag: '11h',
   deadline: '1d',
   maxRejectedRatio: 0,
   match: { by: 'reference' },

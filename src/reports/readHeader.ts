@@ -48,14 +48,7 @@ export function readHeader(
       missingNames.push(name);
       continue;
     }
-    const count = names.filter((candidate) => candidate === name).length;
-    if (count > 1) {
-      // Picking one of the two would be a guess about which one the partner meant.
-      throw new ReportFormatError(
-        `${file}: column "${name}" (${field}) appears ${count} times in header; found: ${found}`,
-        { file, line, field: name },
-      );
-    }
+    refuseTwice(names, name, field, { file, line, found });
     const column = { field, name, index };
     columns.push(column);
     byField[field] = column;
@@ -68,6 +61,7 @@ export function readHeader(
       missingNames.push(name);
       continue;
     }
+    refuseTwice(names, name, 'kind', { file, line, found });
     kindIndexes.push(index);
   }
   const amountIndexes: number[] = [];
@@ -78,6 +72,7 @@ export function readHeader(
       missingNames.push(name);
       continue;
     }
+    refuseTwice(names, name, 'amount', { file, line, found });
     amountIndexes.push(index);
   }
   if (missing.length > 0) {
@@ -88,4 +83,25 @@ export function readHeader(
     );
   }
   return { width: names.length, columns, byField, kindIndexes, amountIndexes };
+}
+
+/**
+ * Throws when the header names a column the rows are read by more than once: picking one of the two would be
+ * a guess about which one the partner meant. The same for the columns of the kind rule and of the amount
+ * convention as for the mapped ones: a refund whose kind is in the second `Type` column read by the first is
+ * an execution, a false duplicate.
+ */
+function refuseTwice(
+  names: readonly string[],
+  name: string,
+  what: string,
+  where: { file: string; line: number; found: string },
+): void {
+  const count = names.filter((candidate) => candidate === name).length;
+  if (count > 1) {
+    throw new ReportFormatError(
+      `${where.file}: column "${name}" (${what}) appears ${count} times in header; found: ${where.found}`,
+      { file: where.file, line: where.line, field: name },
+    );
+  }
 }

@@ -23,7 +23,12 @@ const env = { TWILIO_ACCOUNT_SID: TWILIO_FIXTURE.account_sid, TWILIO_AUTH_TOKEN:
  */
 describe('shipped partner: twilio (Messages list API)', () => {
   // Twilio prices a message in fractions of a cent (0.0079 USD): the ledger allows it for these partners only.
-  const PARTNERS = { pages: 'twilio-pages', page2: 'twilio-page2', auth: 'twilio-auth' };
+  const PARTNERS = {
+    pages: 'twilio-pages',
+    page2: 'twilio-page2',
+    auth: 'twilio-auth',
+    queued: 'twilio-queued',
+  };
   const fx = useReconcileFixture('rec_twilio', { subMinorUnitPartners: Object.values(PARTNERS) });
   let fake: TwilioFake | undefined;
   afterEach(async () => {
@@ -69,13 +74,19 @@ describe('shipped partner: twilio (Messages list API)', () => {
       notPriced: await stuck(partner, '+15550000008', '2026-11-30T10:30:04Z'),
       neverSent: await stuck(partner, '+15550000009', '2026-11-30T10:40:00Z'),
     };
-    const [report] = await reconcile({ pool: fx.sql, reconciler: config(partner, fake.url), env });
+    // Read at 22:00: the never-sent intent's attempt is past the settlement lag (Twilio's longest queue time).
+    const evening = { from: new Date('2026-11-30T09:00:00Z'), to: new Date('2026-11-30T22:00:00Z') };
+    const [report] = await reconcile({
+      pool: fx.sql,
+      reconciler: { ...config(partner, fake.url), coverage: evening },
+      env,
+    });
     expect(report.status, `error: ${report.error}`).to.equal('succeeded');
 
     // Four pages, each asked for with the partner's own window parameters.
     expect(fake.requests.map((q) => q.get('Page'))).to.deep.equal([null, '1', '2', '3']);
     expect(fake.requests[0]!.get('DateSent>')).to.equal('2026-11-30T09:00:00Z');
-    expect(fake.requests[0]!.get('DateSent<')).to.equal('2026-11-30T12:00:00Z');
+    expect(fake.requests[0]!.get('DateSent<')).to.equal('2026-11-30T22:00:00Z');
 
     expect(report.rowsRead).to.equal(8);
     expect(report.rowsRejected).to.equal(0);
@@ -125,6 +136,47 @@ describe('shipped partner: twilio (Messages list API)', () => {
     expect((await intentRow(fx.sql, delivered)).status).to.equal('unknown');
     expect((await intentRow(fx.sql, neverSent)).status).to.equal('unknown');
     expect((await intentRow(fx.sql, done)).status).to.equal('completed');
+  });
+
+  it("a message still in Twilio's queue when the listing is read keeps its intent from being proven absent", async () => {
+    // Twilio filters DateSent on date_sent, which a message gets only once it leaves the queue, where it may
+    // wait up to its ValidityPeriod (10 hours by default). At noon the listing of 09:00-12:00 does not show
+    // the message created at 10:50:01 and still queued: nothing in it proves that it was never sent, and
+    // proving it absent would have the consumer send it again, while Twilio sends the first one later.
+    const queued = {
+      ...TWILIO_FIXTURE.messages.find((m) => m.sid === 'SM00000000000000000000000000000001'),
+      sid: 'SM00000000000000000000000000000010',
+      to: '+15550000010',
+      date_created: 'Mon, 30 Nov 2026 10:50:01 +0000',
+      date_sent: null,
+      date_updated: 'Mon, 30 Nov 2026 10:50:01 +0000',
+      price: null,
+      status: 'queued',
+    };
+    fake = await startTwilioFake({
+      authToken: AUTH_TOKEN,
+      pageSize: 2,
+      extra: [queued],
+      filterDateSent: true,
+    });
+    const partner = PARTNERS.queued;
+    // The account's other messages of the morning, listed and matched: the listing is this account's.
+    await stuck(partner, '+15550000001', '2026-11-30T10:00:04Z');
+    await stuck(partner, '+15550000002', '2026-11-30T10:05:04Z');
+    await stuck(partner, '+15550000004', '2026-11-30T10:10:04Z');
+    await stuck(partner, '+15550000008', '2026-11-30T10:30:04Z');
+    const inQueue = await stuck(partner, '+15550000010', '2026-11-30T10:50:00Z');
+    const noon = { from: new Date('2026-11-30T09:00:00Z'), to: new Date('2026-11-30T12:00:00Z') };
+    const [report] = await reconcile({
+      pool: fx.sql,
+      reconciler: { ...config(partner, fake.url), coverage: noon },
+      env,
+    });
+    expect(report.status, `error: ${report.error}`).to.equal('succeeded');
+    // The fixture's eight but its failed message, which has no date_sent either; the queued one is not listed.
+    expect(report.rowsRead).to.equal(7);
+    expect(report.resolved.completed).to.equal(4);
+    expect((await intentRow(fx.sql, inQueue)).status).to.equal('unknown');
   });
 
   it('wrong credentials: the run fails naming the two variables, never the token', async () => {

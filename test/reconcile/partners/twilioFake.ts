@@ -24,6 +24,13 @@ export async function startTwilioFake(options: {
   authToken: string;
   pageSize: number;
   failOnPage?: number;
+  /** Messages listed besides the fixture's (after them). */
+  extra?: Record<string, unknown>[];
+  /**
+   * Filter by `DateSent>` / `DateSent<` as Twilio does: a message is listed only when its `date_sent` is in
+   * that range, so one not sent yet (queued, scheduled: `date_sent` null) is not listed at all.
+   */
+  filterDateSent?: boolean;
 }): Promise<TwilioFake> {
   const sid = TWILIO_FIXTURE.account_sid;
   const listPath = `/2010-04-01/Accounts/${sid}/Messages.json`;
@@ -55,8 +62,15 @@ export async function startTwilioFake(options: {
       return;
     }
     const size = options.pageSize;
-    const messages = TWILIO_FIXTURE.messages.slice(page * size, (page + 1) * size);
-    const more = (page + 1) * size < TWILIO_FIXTURE.messages.length;
+    const from = Date.parse(url.searchParams.get('DateSent>') ?? '');
+    const to = Date.parse(url.searchParams.get('DateSent<') ?? '');
+    const listed = [...TWILIO_FIXTURE.messages, ...(options.extra ?? [])].filter((message) => {
+      if (!options.filterDateSent) return true;
+      const sent = typeof message.date_sent === 'string' ? Date.parse(message.date_sent) : Number.NaN;
+      return !Number.isNaN(sent) && !(sent < from) && !(sent > to);
+    });
+    const messages = listed.slice(page * size, (page + 1) * size);
+    const more = (page + 1) * size < listed.length;
     const query = (n: number) => `PageSize=${size}&Page=${n}${n > 0 ? `&PageToken=PASM${n}` : ''}`;
     send(200, {
       first_page_uri: `${listPath}?${query(0)}`,
