@@ -81,6 +81,8 @@ function assertAmountFitsCurrency(
   }
   if (currency === null || subMinorUnitPartners.has(partner)) return;
   const allowed = currencyMinorUnits(currency);
+  // A code without a minor unit (XAU, XDR) limits nothing.
+  if (allowed === null) return;
   const written = writtenDecimals(amount);
   if (written > allowed) {
     throw new TypeError(

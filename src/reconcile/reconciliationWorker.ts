@@ -43,7 +43,7 @@ export interface WorkerOptions {
 }
 
 /** The default of WorkerOptions.maxConcurrentRuns for `pool`: the other half stays free for heartbeats. */
-export function defaultMaxConcurrentRuns(pool: Pool): number {
+function defaultMaxConcurrentRuns(pool: Pool): number {
   return Math.max(1, Math.floor(pool.options.max / 2));
 }
 

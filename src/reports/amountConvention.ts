@@ -1,4 +1,5 @@
 import Decimal from 'decimal.js';
+import { iso4217MinorUnits } from '../shared/iso4217MinorUnits.js';
 
 /**
  * How a report writes the amount it executed, besides its separators (docs/DESIGN.md, "Amount
@@ -91,20 +92,16 @@ export function amountConventionProblems(convention: unknown, where: string): st
 
 type ConventionResult = { ok: true; value: string } | { ok: false; reason: string };
 
-/** Minor-unit digits of each currency the runtime knows, looked up once. */
-const minorDigits = new Map<string, number>();
 let knownCurrencies: Set<string> | undefined;
 
-/** Digits of `currency`'s minor unit (JPY 0, BRL 2, KWD 3), or undefined when the runtime does not know it. */
+/**
+ * Digits of `currency`'s ISO 4217 minor unit (JPY 0, BRL 2, KWD 3; see iso4217MinorUnits), or undefined
+ * when the runtime's currency data does not know the code or the code has no minor unit (XAU).
+ */
 export function minorUnitDigits(currency: string): number | undefined {
-  const cached = minorDigits.get(currency);
-  if (cached !== undefined) return cached;
   knownCurrencies ??= new Set(Intl.supportedValuesOf('currency'));
   if (!knownCurrencies.has(currency)) return undefined;
-  const digits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions()
-    .maximumFractionDigits as number;
-  minorDigits.set(currency, digits);
-  return digits;
+  return iso4217MinorUnits(currency) ?? undefined;
 }
 
 /**

@@ -5,7 +5,7 @@ const CURRENCY_CODE = /^[A-Z]{3}$/;
 
 /**
  * An exact decimal for people: `'1234567.5'` in BRL -> `'1,234,567.50'`. Thousands grouped, padded to the
- * currency's ISO 4217 minor unit (JPY 0, KWD 3: from the ICU data, see currencyMinorUnits), never rounded (an
+ * currency's ISO 4217 minor unit (JPY 0, KWD 3: see currencyMinorUnits), never rounded (an
  * amount with more decimals keeps them all) and never through a JS number. Without a currency, or with one
  * that is not a code, only the grouping changes. Anything that is not a plain decimal is returned as it is.
  * The review pages and the HTML summary both format through here.
@@ -15,7 +15,7 @@ export function formatAmount(amount: string | null, currency?: string | null): s
   const match = PLAIN_DECIMAL.exec(amount);
   if (!match) return amount;
   const [, sign, whole, fraction = ''] = match;
-  const decimals = currency && CURRENCY_CODE.test(currency) ? minorUnitsOrNone(currency) : null;
+  const decimals = currency && CURRENCY_CODE.test(currency) ? currencyMinorUnits(currency) : null;
   let shown = fraction;
   if (decimals !== null) {
     const trimmed = fraction.replace(/0+$/, '');
@@ -23,12 +23,4 @@ export function formatAmount(amount: string | null, currency?: string | null): s
   }
   const grouped = whole.replace(/^0+(?=\d)/, '').replace(/\B(?=(\d{3})+(?!\d))/g, ',');
   return `${sign}${grouped}${shown ? `.${shown}` : ''}`;
-}
-
-function minorUnitsOrNone(currency: string): number | null {
-  try {
-    return currencyMinorUnits(currency);
-  } catch {
-    return null;
-  }
 }

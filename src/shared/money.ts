@@ -1,3 +1,5 @@
+import { iso4217MinorUnits } from './iso4217MinorUnits.js';
+
 /**
  * Money travels as decimal strings and is stored as PostgreSQL `numeric`: never a JS number, which
  * cannot hold 0.1 exactly. Arithmetic goes through decimal.js.
@@ -45,21 +47,12 @@ export function assertCurrency(currency: string, field = 'currency'): string {
   return currency;
 }
 
-/** Minor units per currency, read once each: building an Intl.NumberFormat costs far more than the claim's hashing. */
-const minorUnitsCache = new Map<string, number>();
-
 /**
- * The currency's ISO 4217 minor unit (JPY 0, BRL 2, KWD 3), from the ICU currency data that Node keeps up
- * to date rather than a table of our own. `currency` must have passed `assertCurrency`.
+ * The currency's ISO 4217 minor unit (JPY 0, BRL 2, KWD 3; see iso4217MinorUnits), or null for a code
+ * without one (XAU, XDR, ...). `currency` must have passed `assertCurrency`.
  */
-export function currencyMinorUnits(currency: string): number {
-  let digits = minorUnitsCache.get(currency);
-  if (digits === undefined) {
-    digits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions()
-      .maximumFractionDigits as number;
-    minorUnitsCache.set(currency, digits);
-  }
-  return digits;
+export function currencyMinorUnits(currency: string): number | null {
+  return iso4217MinorUnits(currency);
 }
 
 /** How many decimals an amount that passed `assertAmount` is written with ("10" 0, "10.50" 2). */

@@ -52,6 +52,7 @@ describe('ledger amounts: never negative, no finer than the currency minor unit 
       ['10.001', 'BRL', 3, 2],
       ['10.000', 'BRL', 3, 2],
       ['0.0079', 'USD', 4, 2],
+      ['1.0001', 'IQD', 4, 3],
     ];
     for (const [amount, currency, written, allowed] of cases) {
       const error = await rejectionOf(ledger.run(spec(amount, currency), async () => ({})));
@@ -86,6 +87,10 @@ describe('ledger amounts: never negative, no finer than the currency minor unit 
       ['0.00', 'BRL'],
       ['0', 'JPY'],
       ['99.99', 'USD'],
+      // ISO 4217 gives these 2 and 3 decimals where the runtime's display data gives 0.
+      ['15000.00', 'IDR'],
+      ['1.5', 'HUF'],
+      ['1.250', 'IQD'],
     ];
     for (const [amount, currency] of accepted) {
       const s = spec(amount, currency);
