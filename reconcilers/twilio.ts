@@ -27,6 +27,9 @@ import { defineReconciler } from '../src/reconcile/reconcilerConfig.js';
  * - The `DateSent` window lists only messages that left the queue (a queued or scheduled one has no
  *   `date_sent`): `settlementLag` covers the longest a message may wait there (its ValidityPeriod), so an
  *   intent whose message is still queued is never proven absent from a listing that cannot show it.
+ *   Messages scheduled ahead (`SendAt`, up to 35 days) wait longer than that: an account that schedules
+ *   messages must raise `settlementLag` past its furthest `SendAt`, or such intents are proven absent while
+ *   their message is still waiting to go.
  */
 const accountSid = process.env.TWILIO_ACCOUNT_SID ?? '';
 
