@@ -89,7 +89,7 @@ const KNOWN_KEYS = {
   auth: ['header', 'env', 'scheme', 'basic'],
   basic: ['usernameEnv', 'passwordEnv'],
   window: ['fromParam', 'toParam', 'format'],
-  lookup: ['path', 'itemsField'],
+  lookup: ['path', 'itemsField', 'notFound'],
   cursor: ['type', 'cursorParam', 'nextCursorField', 'limitParam', 'limit'],
   page: ['type', 'pageParam', 'sizeParam', 'size', 'firstPage'],
   none: ['type'],

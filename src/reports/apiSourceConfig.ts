@@ -1,6 +1,7 @@
 import { type AmountConvention, amountConventionProblems } from './amountConvention.js';
 import { withoutQuery } from './errors/PartnerApiError.js';
 import { CURRENCY } from './mapApiItem.js';
+import { type NoSuchReferenceAnswer, noSuchReferenceProblems } from './noSuchReference.js';
 import { type RowKindRule, rowKindRuleProblems } from './rowKind.js';
 
 /**
@@ -157,6 +158,12 @@ export interface ApiSourceConfig {
      * @default the top-level `itemsField`
      */
     itemsField?: string;
+    /**
+     * What the partner's HTTP 404 for a reference it has nothing under looks like (see
+     * {@link NoSuchReferenceAnswer}): only such an answer means "never executed". Any other 404 (a wrong
+     * path, a gateway's or a proxy's page) fails the run, and without this every 404 does.
+     */
+    notFound?: NoSuchReferenceAnswer;
   };
 }
 
@@ -298,7 +305,7 @@ export interface ResolvedApiSourceConfig {
   maxBodyBytes: number;
   maxPages: number;
   listingTimeoutMs: number;
-  lookup: { path: string; itemsField: string } | undefined;
+  lookup: { path: string; itemsField: string; notFound: NoSuchReferenceAnswer | undefined } | undefined;
 }
 
 /**
@@ -314,6 +321,8 @@ export function apiSourceConfigProblems(config: ResolvedApiSourceConfig): string
     problems.push(`fields.currency.value "${config.fields.currency.value}" is not a 3-letter ISO 4217 code`);
   }
   if (config.kind !== undefined) problems.push(...rowKindRuleProblems(config.kind, 'kind'));
+  if (config.lookup?.notFound !== undefined)
+    problems.push(...noSuchReferenceProblems(config.lookup.notFound, 'lookup.notFound'));
   problems.push(...amountConventionProblems(config.amount, 'amount'));
   const amount = config.amount as Record<string, unknown> | undefined;
   if (amount?.sign !== undefined || amount?.debitCredit !== undefined) {
@@ -411,7 +420,11 @@ export function resolveApiSourceConfig(config: ApiSourceConfig): ResolvedApiSour
     maxBodyBytes: config.maxBodyBytes ?? 32 * 1024 * 1024,
     maxPages: config.maxPages ?? 10_000,
     listingTimeoutMs: config.listingTimeoutMs ?? 30 * 60_000,
-    lookup: config.lookup && { path: config.lookup.path, itemsField: config.lookup.itemsField ?? itemsField },
+    lookup: config.lookup && {
+      path: config.lookup.path,
+      itemsField: config.lookup.itemsField ?? itemsField,
+      notFound: config.lookup.notFound,
+    },
   };
 }
 

@@ -24,11 +24,18 @@ export interface PartnerClient {
     url: URL,
     where: string,
   ): Promise<{ body: JsonValue; text: string; attempts: number; link?: string }>;
-  /** Like `getJson`, except that a 404 answers `{ notFound: true }` instead of failing. */
+  /**
+   * Like `getJson`, except that a 404 with a JSON body or none answers `{ notFound: true, body }` (body
+   * undefined when there was none) instead of failing; whether it means "no such reference" is the
+   * caller's to decide (lookupByReference, noSuchReference.ts).
+   */
   getJsonOrNotFound(
     url: URL,
     where: string,
-  ): Promise<{ body: JsonValue; text: string; attempts: number } | { notFound: true; attempts: number }>;
+  ): Promise<
+    | { body: JsonValue; text: string; attempts: number }
+    | { notFound: true; body: JsonValue | undefined; attempts: number }
+  >;
   badBody(url: URL, what: string, attempts?: number): PartnerApiError;
   configError(what: string): PartnerApiError;
 }
@@ -282,9 +289,10 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
       if (raw.status !== 404) return parse(url, where, raw);
       // A 404 means "never executed" only when the partner's API said it; an HTML page is a proxy or a
       // wrong path answering, and reading it as "absent" could get an executed charge retried.
+      let body: JsonValue | undefined;
       if (raw.text.trim() !== '') {
         try {
-          parseJsonKeepingNumbers(raw.text);
+          body = parseJsonKeepingNumbers(raw.text);
         } catch {
           throw new PartnerApiError(
             `${prefix} answered HTTP 404 ${where} with a body that is not JSON, so it may not come from the ` +
@@ -293,7 +301,7 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
           );
         }
       }
-      return { notFound: true, attempts: raw.attempts };
+      return { notFound: true, body, attempts: raw.attempts };
     },
     badBody,
     configError,

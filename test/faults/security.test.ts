@@ -134,7 +134,11 @@ describe('faults: security', function () {
     const lookup: Partial<ReconcilerApiSource> = {
       mode: 'lookup',
       path: '',
-      lookup: { path: '/v1/references/{reference}', itemsField: 'data' },
+      lookup: {
+        path: '/v1/references/{reference}',
+        itemsField: 'data',
+        notFound: { field: 'error', equals: 'not_found' },
+      },
     };
     const scenarios: Scenario[] = [
       { name: 'listing read, success', status: 'succeeded' },
@@ -543,7 +547,11 @@ describe('faults: security', function () {
             ? {
                 mode,
                 path: '',
-                lookup: { path: '/v1/references/{reference}', itemsField: 'data' },
+                lookup: {
+                  path: '/v1/references/{reference}',
+                  itemsField: 'data',
+                  notFound: { field: 'error', equals: 'not_found' },
+                },
                 auth: undefined,
               }
             : { auth: undefined };

@@ -19,6 +19,8 @@ import {
 } from './support.js';
 
 const TOKEN = 'tok_reconcile_test';
+/** The fake partner's own answer for a reference it never charged: 404 `{ "error": "not_found" }`. */
+const FAKE_NOT_FOUND = { field: 'error', equals: 'not_found' };
 const env = { ACME_TOKEN: TOKEN };
 
 /** The fake partner's listing with this suite's token and two items per page (so paging is exercised). */
@@ -161,6 +163,24 @@ describe('reconcile: API sources against the loopback fake partner', () => {
     ]);
   });
 
+  it("lookup mode: a 404 that is not the partner's answer for an unknown reference (a wrong path) proves nothing", async () => {
+    const partner = partnerName('lookup-path');
+    const id = await unknownIntent(fx.ledger, spec(partner, `${partner}-charged`));
+    await place(fx.sql, id, { startedAt: minutes(now, -180) });
+    fake.seed([
+      { reference: `${partner}-charged`, amount: '10.00', currency: 'BRL', executedAt: minutes(now, -179) },
+    ]);
+    // A typo in the path: the fake answers 404 { "error": "no such endpoint" }, as a gateway or a router would.
+    for (const notFound of [FAKE_NOT_FOUND, undefined]) {
+      const source = { baseUrl: fake.url, path: '', lookup: { path: '/v1/reference/{reference}', notFound } };
+      const [run] = await reconcile({ pool: fx.sql, reconciler: apiReconciler(partner, source), env });
+      expect(run.status, JSON.stringify(notFound)).to.equal('failed');
+      expect(run.error).to.include('answered HTTP 404');
+      expect(run.resolved).to.deep.equal({ completed: 0, notExecuted: 0 });
+      expect((await intentRow(fx.sql, id)).status, 'the charged intent must stay stuck').to.equal('unknown');
+    }
+  });
+
   it('lookup mode: asks about each stuck reference; a 404 under its own coverage proves not_executed', async () => {
     const partner = partnerName('lookup');
     const ids: Record<string, string> = {};
@@ -203,7 +223,11 @@ describe('reconcile: API sources against the loopback fake partner', () => {
         executedAt: minutes(now, -100),
       },
     ]);
-    const source = { baseUrl: fake.url, path: '', lookup: { path: '/v1/references/{reference}' } };
+    const source = {
+      baseUrl: fake.url,
+      path: '',
+      lookup: { path: '/v1/references/{reference}', notFound: FAKE_NOT_FOUND },
+    };
     const [run] = await reconcile({ pool: fx.sql, reconciler: apiReconciler(partner, source), env });
     expect(run).to.deep.include({
       status: 'succeeded',
@@ -273,7 +297,7 @@ describe('reconcile: API sources against the loopback fake partner', () => {
         ...apiReconciler(partner, {
           baseUrl: fake.url,
           path: '',
-          lookup: { path: '/v1/references/{reference}' },
+          lookup: { path: '/v1/references/{reference}', notFound: FAKE_NOT_FOUND },
           fields,
         }),
         match: { by: 'amount' },
@@ -311,7 +335,7 @@ describe('reconcile: API sources against the loopback fake partner', () => {
         ...apiReconciler(other, {
           baseUrl: fake.url,
           path: '',
-          lookup: { path: '/v1/references/{reference}' },
+          lookup: { path: '/v1/references/{reference}', notFound: FAKE_NOT_FOUND },
           fields: { ...fields, executedAt: 'settled_at' },
         }),
         maxRejectedRatio: 1,

@@ -799,8 +799,15 @@ describe('lookupByReference', function () {
   });
 
   const options = { partner: 'acme-pay', timezone: 'UTC', env };
+  /** The fake's own answer for a reference it never charged: 404 `{ "error": "not_found" }`. */
+  const FAKE_NOT_FOUND = { field: 'error', equals: 'not_found' };
   const lookupConfig = (path: string, extra: Partial<ApiSourceConfig> = {}) =>
-    configFor(fake.url, { path: '', auth: { env: TOKEN_ENV }, lookup: { path }, ...extra });
+    configFor(fake.url, {
+      path: '',
+      auth: { env: TOKEN_ENV },
+      lookup: { path, notFound: FAKE_NOT_FOUND },
+      ...extra,
+    });
 
   it('finds every execution of a reference (here: charged twice)', async () => {
     const found = await lookupByReference(
@@ -826,9 +833,97 @@ describe('lookupByReference', function () {
     expect(byPath.rows.map((row) => row.reference)).to.deep.equal(['a/b c?']);
   });
 
-  it('answers zero rows on a JSON 404: the partner says it never executed it', async () => {
+  it("answers zero rows on the partner's own 404 for an unknown reference (lookup.notFound)", async () => {
     const found = await lookupByReference(lookupConfig('/v1/references/{reference}'), 'order-404', options);
     expect(found).to.deep.equal({ rows: [], rejected: [] });
+  });
+
+  it("refuses a JSON 404 that is not that answer: a wrong path, answered by the API's 'no such endpoint'", async () => {
+    const error = await failure(
+      lookupByReference(lookupConfig('/v1/referencez/{reference}'), 'order-404', options),
+    );
+    expect(error.code).to.equal('http_status');
+    expect(error.status).to.equal(404);
+    expect(error.message).to.include(
+      'not with its answer for an unknown reference (lookup.notFound: error = "not_found")',
+    );
+  });
+
+  it('without lookup.notFound, no 404 means "never executed": it fails, naming the option', async () => {
+    const error = await failure(
+      lookupByReference(
+        configFor(fake.url, {
+          path: '',
+          auth: { env: TOKEN_ENV },
+          lookup: { path: '/v1/references/{reference}' },
+        }),
+        'order-404',
+        options,
+      ),
+    );
+    expect(error.status).to.equal(404);
+    expect(error.message).to.include('set lookup.notFound');
+  });
+
+  it('matches numbers as numbers and strings as strings, by dot path, or an empty body', async () => {
+    const answers = [
+      '{"code": 20404, "message": "not found"}',
+      '{"code": "20404"}',
+      '',
+      '{"error": {"code": "resource_missing"}}',
+    ];
+    let next = 0;
+    const scripted = await startScripted((_req, res) => {
+      const body = answers[next++ % answers.length];
+      res.writeHead(404, body === '' ? {} : { 'content-type': 'application/json' });
+      res.end(body);
+    });
+    const ask = (notFound: NonNullable<NonNullable<ApiSourceConfig['lookup']>['notFound']>) =>
+      lookupByReference(
+        configFor(scripted.url, { path: '', lookup: { path: '/v1/t/{reference}', notFound } }),
+        'r1',
+        options,
+      ).then(
+        () => 'no such reference',
+        (error: PartnerApiError) => `refused (${error.status})`,
+      );
+    try {
+      // Each ask takes the next answer: number, string, empty, nested.
+      expect(await ask({ field: 'code', equals: 20404 })).to.equal('no such reference');
+      expect(await ask({ field: 'code', equals: 20404 })).to.equal('refused (404)');
+      expect(await ask({ field: 'code', equals: 20404 })).to.equal('refused (404)');
+      expect(await ask({ field: 'error.code', equals: 'resource_missing' })).to.equal('no such reference');
+      expect(await ask({ emptyBody: true })).to.equal('refused (404)');
+      expect(await ask({ field: 'code', equals: '20404' })).to.equal('no such reference');
+      expect(await ask({ emptyBody: true })).to.equal('no such reference');
+      expect(await ask({ field: 'error', equals: 'resource_missing' })).to.equal('refused (404)');
+    } finally {
+      await scripted.close();
+    }
+  });
+
+  it('refuses a lookup.notFound that cannot be matched, before asking anything', async () => {
+    for (const notFound of [
+      { field: '', equals: 'x' },
+      { field: 'a..b', equals: 'x' },
+      { field: 'code' },
+      { emptyBody: false },
+      { field: 'code', equals: 1, extra: 2 },
+    ]) {
+      const error = await failure(
+        lookupByReference(
+          configFor(fake.url, {
+            path: '',
+            auth: { env: TOKEN_ENV },
+            lookup: { path: '/v1/references/{reference}', notFound: notFound as never },
+          }),
+          'order-1',
+          options,
+        ),
+      );
+      expect(error.code, JSON.stringify(notFound)).to.equal('config');
+      expect(error.message, JSON.stringify(notFound)).to.include('lookup.notFound');
+    }
   });
 
   it('refuses a 404 that is an HTML page: it may not come from the partner API', async () => {
