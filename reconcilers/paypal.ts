@@ -15,7 +15,8 @@ import type { RowKind } from '../src/reports/rowKind.js';
  * - Our reference is the `Invoice ID` we sent with the payment; `Transaction ID` is PayPal's. A refund's row
  *   has its own Transaction ID (the payment's is in `PayPal Reference ID`) and the payment's Invoice ID,
  *   which ties it to the execution it reverses.
- * - Amounts are unsigned, in the currency's minor units (`10000` is 100.00 USD and 10000 JPY), with the
+ * - Amounts are unsigned, with two implied decimals whatever the currency (`10000` is 100.00 USD and 100
+ *   JPY: "100,00 yen and $100.00 USD are both represented as 10000"; HUF and TWD alike), with the
  *   direction in `Transaction Debit or Credit` (`CR` money in, `DR` money out): `Gross Transaction Amount` in
  *   `Gross Transaction Currency`. Fees are in their own columns of the same row and are not compared. A row
  *   is dated by its `Transaction Completion Date`.
@@ -29,7 +30,8 @@ import type { RowKind } from '../src/reports/rowKind.js';
  *   applies nothing (a cut file can never prove a payment absent).
  *
  * Verified against PayPal's pages: the record types and their order, CSV with quoted varchar fields, UTF-8,
- * unsigned minor-unit amounts with a CR/DR column, the CH column names (the same names and order as the
+ * unsigned amounts with two implied decimals in every currency ("100,00 yen and $100.00 USD are both
+ * represented as 10000") and a CR/DR column, the CH column names (the same names and order as the
  * STL readers of Magento/OpenMage use, and as a 2024 file shown publicly), SH's start and end in positions 1
  * and 2 with a numeric offset, and the T00nn codes. Not verified (the full field tables were not readable
  * here): the exact fields of SF/RF (totals: ignored here), whether `FF` counts `SB` rows (assumed; a file
@@ -78,7 +80,10 @@ export default defineReconciler({
       executedAt: 'Transaction Completion Date',
     },
     amount: {
+      // "100,00 yen and $100.00 USD are both represented as 10000": two implied decimals for every
+      // currency, yen included, not the currency's ISO 4217 minor unit.
       units: 'minor',
+      impliedDecimals: 2,
       sign: { column: 'Transaction Debit or Credit', negative: ['DR'], positive: ['CR'] },
     },
     kind: {

@@ -63,6 +63,13 @@ export class ReconciliationWorker {
   constructor(private readonly options: WorkerOptions) {
     this.owner = options.owner ?? `${hostname()}:${process.pid}`;
     this.runs = new ConcurrencyLimit(options.maxConcurrentRuns ?? defaultMaxConcurrentRuns(options.pool));
+    if (this.runs.limit >= options.pool.options.max) {
+      options.logger.warn(
+        { maxConcurrentRuns: this.runs.limit, poolMax: options.pool.options.max },
+        'maxConcurrentRuns is not below the pool size: with every connection held by a run, heartbeats wait ' +
+          'behind the runs and a live run may be closed as abandoned',
+      );
+    }
   }
 
   /** Schedules every reconciler. */

@@ -1,5 +1,6 @@
 import Decimal from 'decimal.js';
 import { iso4217MinorUnits } from '../shared/iso4217MinorUnits.js';
+import { isKnownCurrency } from '../shared/money.js';
 
 /**
  * How a report writes the amount it executed, besides its separators (docs/DESIGN.md, "Amount
@@ -9,11 +10,18 @@ import { iso4217MinorUnits } from '../shared/iso4217MinorUnits.js';
 export interface AmountConvention {
   /**
    * `minor`: the amount is a whole number of the currency's minor units (cents; yen have none, dinars
-   * have three, per ISO 4217 as the runtime's `Intl` knows it): `1050` in BRL is 10.50. A row whose
-   * currency the runtime does not know is rejected rather than guessed.
+   * have three, per ISO 4217: src/shared/iso4217MinorUnits.ts): `1050` in BRL is 10.50. A row whose
+   * currency the runtime does not know, or that has no minor unit, is rejected rather than guessed.
    * @default 'major'
    */
   units?: 'major' | 'minor';
+  /**
+   * With `units: 'minor'`: the amount has this many implied decimals whatever its currency, instead of the
+   * currency's own minor unit. PayPal's Settlement Report writes "100,00 yen and $100.00 USD" both as
+   * `10000`: 2 for every currency, yen included.
+   * @default undefined (the currency's ISO 4217 minor unit)
+   */
+  impliedDecimals?: number;
   /**
    * The sign comes from a debit/credit indicator column: the amount is read as unsigned, then made
    * negative when the indicator is one of `negative` and left positive when one of `positive`. Any other
@@ -52,6 +60,15 @@ export function amountConventionProblems(convention: unknown, where: string): st
   const problems: string[] = [];
   if (c.units !== undefined && c.units !== 'major' && c.units !== 'minor') {
     problems.push(`${where}.units must be "major" or "minor", got ${JSON.stringify(c.units)}`);
+  }
+  if (c.impliedDecimals !== undefined) {
+    if (c.units !== 'minor') problems.push(`${where}.impliedDecimals needs units: "minor"`);
+    else if (
+      !Number.isInteger(c.impliedDecimals) ||
+      (c.impliedDecimals as number) < 0 ||
+      (c.impliedDecimals as number) > 10
+    )
+      problems.push(`${where}.impliedDecimals must be a whole number from 0 to 10`);
   }
   if (c.absolute !== undefined && typeof c.absolute !== 'boolean') {
     problems.push(`${where}.absolute must be true or false`);
@@ -92,15 +109,13 @@ export function amountConventionProblems(convention: unknown, where: string): st
 
 type ConventionResult = { ok: true; value: string } | { ok: false; reason: string };
 
-let knownCurrencies: Set<string> | undefined;
-
 /**
  * Digits of `currency`'s ISO 4217 minor unit (JPY 0, BRL 2, KWD 3; see iso4217MinorUnits), or undefined
- * when the runtime's currency data does not know the code or the code has no minor unit (XAU).
+ * when the currency data does not know the code (the same codes the ledger accepts for an intent) or the
+ * code has no minor unit (XAU).
  */
 export function minorUnitDigits(currency: string): number | undefined {
-  knownCurrencies ??= new Set(Intl.supportedValuesOf('currency'));
-  if (!knownCurrencies.has(currency)) return undefined;
+  if (!/^[A-Z]{3}$/.test(currency) || !isKnownCurrency(currency)) return undefined;
   return iso4217MinorUnits(currency) ?? undefined;
 }
 
@@ -126,7 +141,7 @@ export function applyAmountConvention(
   }
   if (input.convention.units === 'minor') {
     if (input.currency === null) return { ok: false, reason: 'an amount in minor units needs a currency' };
-    const digits = minorUnitDigits(input.currency);
+    const digits = input.convention.impliedDecimals ?? minorUnitDigits(input.currency);
     if (digits === undefined) {
       return {
         ok: false,

@@ -37,14 +37,20 @@ export function assertCurrency(currency: string, field = 'currency'): string {
       `${field} must be an ISO 4217 code in upper case such as "BRL" (got ${JSON.stringify(currency)})`,
     );
   }
-  if (knownCurrencies.has(currency)) return currency;
-  if (currencyNames.of(currency) === undefined) {
+  if (!isKnownCurrency(currency)) {
     throw new TypeError(
       `${field} ${JSON.stringify(currency)} is not an ISO 4217 currency code known to this Node's currency data`,
     );
   }
-  knownCurrencies.add(currency);
   return currency;
+}
+
+/** Whether the currency data knows `code` (three upper-case letters), as assertCurrency requires. */
+export function isKnownCurrency(code: string): boolean {
+  if (knownCurrencies.has(code)) return true;
+  if (currencyNames.of(code) === undefined) return false;
+  knownCurrencies.add(code);
+  return true;
 }
 
 /**

@@ -35,6 +35,9 @@ describe('ISO 4217 minor units', () => {
   it('reads a report in minor units by them, and refuses a code without a minor unit', () => {
     expect(minorUnitDigits('IDR')).to.equal(2);
     expect(minorUnitDigits('IQD')).to.equal(3);
+    // Codes the ledger accepts for an intent, which Intl.supportedValuesOf('currency') leaves out.
+    expect(minorUnitDigits('CLF')).to.equal(4);
+    expect(minorUnitDigits('UYW')).to.equal(4);
     expect(minorUnitDigits('XAU')).to.equal(undefined);
     expect(minorUnitDigits('ZZZ')).to.equal(undefined);
   });

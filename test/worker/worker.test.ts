@@ -126,12 +126,16 @@ describe('reconciliation worker: how many runs at once', () => {
    * The most runs in flight at once, from the order of the runs' own log lines: every run logs when it has
    * started (its run row committed) and when it has finished.
    */
-  function mostInFlight(entries: { message: string }[]): number {
-    let inFlight = 0;
+  function mostInFlight(entries: { object: object; message: string }[]): number {
+    // Each run logs "finished" twice (the run, then the worker), so runs are told apart by their id.
+    const inFlight = new Set<string>();
     let most = 0;
-    for (const { message } of entries) {
-      if (message === 'reconciliation run started') most = Math.max(most, ++inFlight);
-      else if (message === 'reconciliation run finished') inFlight--;
+    for (const { object, message } of entries) {
+      const runId = (object as { runId?: string }).runId;
+      if (runId === undefined) continue;
+      if (message === 'reconciliation run started') inFlight.add(runId);
+      else if (message === 'reconciliation run finished') inFlight.delete(runId);
+      most = Math.max(most, inFlight.size);
     }
     return most;
   }
@@ -196,6 +200,35 @@ describe('reconciliation worker: how many runs at once', () => {
       expect(mostInFlight(entries)).to.be.at.least(2);
     } finally {
       await worker.stop();
+      await pool.end();
+    }
+  });
+
+  it('stop() while slots wait their turn: the running one finishes, the waiting ones never start', async () => {
+    const { report } = writeFixture();
+    const configs = ['s1', 's2', 's3'].map((partner) => ({ ...reconciler(report, '0 0 1 1 *'), partner }));
+    const pool = new Pool({ connectionString: db.url, max: 2 });
+    const entries: { level: string; object: object; message: string }[] = [];
+    const worker = new ReconciliationWorker({
+      pool,
+      reconcilers: configs,
+      logger: capturingLogger(entries),
+      owner: 'stopping',
+      maxConcurrentRuns: 1,
+    });
+    const slot = new Date('2026-11-29T15:00:00Z');
+    try {
+      const fired = configs.map((config) => worker.fire(config, slot));
+      await worker.stop();
+      await Promise.all(fired);
+      const runs = await sql.query<{ partner: string; status: string }>(
+        'SELECT partner, status FROM reconciliation_runs WHERE slot = $1',
+        [slot],
+      );
+      expect(runs.rows).to.deep.equal([{ partner: 's1', status: 'succeeded' }]);
+      const notStarted = entries.filter((e) => e.message === 'worker stopping: slot not started');
+      expect(notStarted.map((e) => (e.object as { partner: string }).partner)).to.deep.equal(['s2', 's3']);
+    } finally {
       await pool.end();
     }
   });

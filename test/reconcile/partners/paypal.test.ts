@@ -6,7 +6,15 @@ import paypal from '../../../reconcilers/paypal.js';
 import { getDiscrepancy } from '../../../src/discrepancies/getDiscrepancy.js';
 import { reconcile } from '../../../src/reconcile/reconcile.js';
 import { validateReconciler } from '../../../src/reconcile/validateReconciler.js';
-import { discrepanciesOf, intentRow, noDiscrepancies, partnerName } from '../support.js';
+import {
+  discrepanciesOf,
+  intentRow,
+  noDiscrepancies,
+  partnerName,
+  place,
+  spec,
+  unknownIntent,
+} from '../support.js';
 import { useShippedPartner } from './shippedPartner.js';
 
 const FIXTURE = join(__dirname, '../../../../test/fixtures/partners/paypal/STL-20261130.01.009.CSV');
@@ -132,6 +140,36 @@ describe('shipped partner: paypal (Settlement Report, STL)', () => {
       duplicate_execution: 1,
       orphan_partner_record: 1,
     });
+  });
+
+  it('amounts carry two implied decimals in every currency: 10000 in yen is 100 yen ("100,00 yen"), no mismatch', async () => {
+    const partner = partnerName('paypal');
+    const ids = await intents(partner);
+    const yen = await unknownIntent(
+      fx.ledger,
+      spec(partner, 'order-2006', { amount: '100', currency: 'JPY' }),
+    );
+    await place(fx.sql, yen, { startedAt: new Date('2026-11-30T17:14:00Z') });
+    // order-2001's payment and its refund become a 100-yen payment of order-2006 and its refund.
+    const file = variant('STL-20261130.12.009.CSV', (lines) =>
+      lines.map((line) =>
+        line.includes('"order-2001"')
+          ? line.replace('"order-2001"', '"order-2006"').replace(',2500,"USD"', ',10000,"JPY"')
+          : line,
+      ),
+    );
+    const [report] = await reconcile({ pool: fx.sql, reconciler: config(partner, file), file });
+    expect(report.status, `error: ${report.error}`).to.equal('succeeded');
+    expect(report.rowsRejected).to.equal(0);
+    expect(await intentRow(fx.sql, yen)).to.deep.include({
+      status: 'completed',
+      partner_reference: '1AB00000000000001',
+    });
+    const mismatches = (await discrepanciesOf(fx.sql, partner)).filter((d) => d.intent_id === yen);
+    expect(mismatches, "the yen payment is read as 100 yen, its intent's amount").to.deep.equal([]);
+    expect((await intentRow(fx.sql, ids.paid)).status, 'order-2001 is now in no row').to.equal(
+      'not_executed',
+    );
   });
 
   it('a payment initiated the day before and completed in the period is dated by its completion, so it is read', async () => {
