@@ -177,6 +177,32 @@ describe('reports: amount conventions', () => {
     expect(String(error)).to.contain('amount.sign: an indicator cannot be both negative and positive');
   });
 
+  it('implied decimals fixed for every currency (PayPal): 10000 is 100.00 in USD and in JPY; refused without minor units or out of range', async () => {
+    const fixed = { units: 'minor', impliedDecimals: 2 } as const;
+    for (const currency of ['USD', 'JPY', 'KWD']) {
+      expect(applyAmountConvention('10000', { currency, convention: fixed })).to.deep.equal({
+        ok: true,
+        value: '100.00',
+      });
+    }
+    for (const [amount, message] of [
+      [{ impliedDecimals: 2 }, 'amount.impliedDecimals needs units: "minor"'],
+      [{ units: 'minor', impliedDecimals: -1 }, 'amount.impliedDecimals must be a whole number from 0 to 10'],
+      [
+        { units: 'minor', impliedDecimals: 1.5 },
+        'amount.impliedDecimals must be a whole number from 0 to 10',
+      ],
+    ] as const) {
+      let error: unknown;
+      try {
+        await read(['ref,amount,cur', 'a,1,USD'], { amount: amount as never });
+      } catch (caught) {
+        error = caught;
+      }
+      expect(String(error), JSON.stringify(amount)).to.contain(message);
+    }
+  });
+
   it('the other amount/currency pair (settlement beside presentment) is kept as evidence, read in any case', async () => {
     const items = await read(
       ['ref,amount,cur,gross,settled_in', 'a,25.00,usd,23.10,eur', 'b,25.00,usd,,', 'c,1.00,usd,0.92,euro'],
