@@ -33,7 +33,7 @@ export function renderHtmlSummary(data: SummaryData, options: { title?: string }
 ${data.atRisk.byCurrency
   .map(
     (t) =>
-      `<div class="card"><div class="big">${escapeHtml(formatAmount(t.amountAtRisk))} <small>${escapeHtml(currencyLabel(t.currency))}</small></div><div>amount at risk, open and acknowledged (${formatCount(t.count)} unsettled${t.acknowledged.count ? `, of which ${formatCount(t.acknowledged.count)} acknowledged: ${escapeHtml(formatAmount(t.acknowledged.amountAtRisk))}` : ''}${t.withoutAmount ? `, ${t.withoutAmount} without amount` : ''})</div></div>`,
+      `<div class="card"><div class="big">${escapeHtml(formatAmount(t.amountAtRisk, t.currency))} <small>${escapeHtml(currencyLabel(t.currency))}</small></div><div>amount at risk, open and acknowledged (${formatCount(t.count)} unsettled${t.acknowledged.count ? `, of which ${formatCount(t.acknowledged.count)} acknowledged: ${escapeHtml(formatAmount(t.acknowledged.amountAtRisk, t.currency))}` : ''}${t.withoutAmount ? `, ${t.withoutAmount} without amount` : ''})</div></div>`,
   )
   .join('\n')}
 <div class="card"><div>${data.statusCounts.map((s) => `${escapeHtml(s.status)}: <b>${formatCount(s.count)}</b>`).join(' &middot; ') || 'no discrepancies'}</div><div>by status</div></div>
@@ -171,7 +171,7 @@ function splitCounts(byCurrency: CurrencyTotal[]): string {
 }
 
 function amountWithUnknown(total: CurrencyTotal): string {
-  const amount = escapeHtml(formatAmount(total.amountAtRisk));
+  const amount = escapeHtml(formatAmount(total.amountAtRisk, total.currency));
   return total.withoutAmount ? `${amount} <small>(+${total.withoutAmount} unknown)</small>` : amount;
 }
 
@@ -206,7 +206,7 @@ function partnerCharts(byPartner: GroupTotal<string>[]): string {
           .map((t) => ({
             label: t.key,
             value: new Decimal(t.amountAtRisk),
-            text: `${formatAmount(t.amountAtRisk)} ${currencyLabel(currency)}`,
+            text: `${formatAmount(t.amountAtRisk, currency)} ${currencyLabel(currency)}`,
           })),
       ),
     )
@@ -255,7 +255,7 @@ function discrepancyTable(data: SummaryData): string {
 ${data.rows
   .map(
     (r) =>
-      `<tr><td class="num">${escapeHtml(r.id)}</td><td class="nowrap">${escapeHtml(r.createdAt.toISOString().slice(0, 16).replace('T', ' '))}</td><td>${escapeHtml(r.partner)}</td><td>${escapeHtml(r.kind)}</td><td class="status-${escapeHtml(r.status)}">${escapeHtml(r.status)}</td><td class="wrap">${escapeHtml(r.reference)}</td><td class="wrap">${escapeHtml(r.partnerReference)}</td><td class="num">${r.amountAtRisk === null ? '&ndash;' : `${escapeHtml(formatAmount(r.amountAtRisk))} ${escapeHtml(r.currency)}`}</td><td class="wrap">${escapeHtml(r.summary)}</td><td>${escapeHtml(r.assignee)}</td></tr>`,
+      `<tr><td class="num">${escapeHtml(r.id)}</td><td class="nowrap">${escapeHtml(r.createdAt.toISOString().slice(0, 16).replace('T', ' '))}</td><td>${escapeHtml(r.partner)}</td><td>${escapeHtml(r.kind)}</td><td class="status-${escapeHtml(r.status)}">${escapeHtml(r.status)}</td><td class="wrap">${escapeHtml(r.reference)}</td><td class="wrap">${escapeHtml(r.partnerReference)}</td><td class="num">${r.amountAtRisk === null ? '&ndash;' : `${escapeHtml(formatAmount(r.amountAtRisk, r.currency))} ${escapeHtml(r.currency)}`}</td><td class="wrap">${escapeHtml(r.summary)}</td><td>${escapeHtml(r.assignee)}</td></tr>`,
   )
   .join('\n')}
 </tbody>

@@ -82,3 +82,28 @@ describe('amount at risk counts every unsettled discrepancy (open and acknowledg
     expect(tile).to.match(/of which acknowledged [^<]*25[.,]50/);
   });
 });
+
+describe('the HTML summary writes each currency with its ISO 4217 minor unit', function () {
+  this.timeout(30_000);
+  const db = useFreshDatabase('at_risk_units');
+  let sql: Pool;
+  before(async () => {
+    sql = sqlPool(db.url);
+    await raise(sql, { amountAtRisk: '1500', currency: 'JPY' });
+    await raise(sql, { amountAtRisk: '12.5', currency: 'KWD' });
+    await raise(sql, { amountAtRisk: '15000', currency: 'IDR' });
+  });
+  after(() => sql?.end());
+
+  it('in the totals, the partner chart and the rows: 1,500 JPY, 12.500 KWD, 15,000.00 IDR', async () => {
+    const html = renderHtmlSummary(await summaryData(sql, {}));
+    for (const [amount, currency] of [
+      ['1,500', 'JPY'],
+      ['12.500', 'KWD'],
+      ['15,000.00', 'IDR'],
+    ]) {
+      expect(html, currency).to.contain(`${amount} <small>${currency}</small>`);
+      expect(html, currency).to.contain(`${amount} ${currency}`);
+    }
+  });
+});
