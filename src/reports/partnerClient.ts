@@ -50,7 +50,7 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
 
   const problems = apiSourceConfigProblems(config);
   if (problems.length > 0) throw configError(problems.join('; '));
-  const { headers, secrets } = requestHeaders(config, partner, options.env ?? process.env);
+  const { headers, secrets } = requestHeaders(config, options.env ?? process.env, { partner, prefix, base });
 
   /** Partner text quoted in messages: short, on one line, and without the token should it echo it back. */
   const quote = (text: string): string => {

@@ -8,12 +8,11 @@ import { PartnerApiError } from './errors/PartnerApiError.js';
  */
 export function requestHeaders(
   config: ResolvedApiSourceConfig,
-  partner: string,
   env: NodeJS.ProcessEnv,
+  /** What the client's other errors carry: the partner, their message prefix and the listing's address. */
+  context: { partner: string; prefix: string; base: string },
 ): { headers: Record<string, string>; secrets: string[] } {
-  // The same prefix and address as the client's other errors.
-  const prefix = `partner ${partner}:`;
-  const base = `${config.baseUrl}${config.path}`;
+  const { partner, prefix, base } = context;
   const parsedBase = new URL(config.baseUrl);
 
   const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': 'intent-ledger' };
