@@ -35,8 +35,6 @@ import { pipeline } from 'node:stream/promises';
 import { Client } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import acmePay from '../reconcilers/acme-pay.js';
-import { createDataSource } from '../src/database/createDataSource.js';
-import { migrate } from '../src/database/migrate.js';
 import { type MeasuredRun, measure } from './childProcess.js';
 import { type PartnerRecordsCost, partnerRecordsCost } from './partnerRecordsCost.js';
 import { type ProfileSummary, summariseProfile } from './profile.js';
@@ -50,7 +48,7 @@ import {
   type Window,
   writePartnerCsv,
 } from './reconcileData.js';
-import { type BenchServer, log, round } from './support.js';
+import { type BenchServer, log, migrateDatabase, round } from './support.js';
 
 /** The CLI, found relative to this file so the benchmark works from dist/ and from any other outDir. */
 const CLI = join(__dirname, '../src/cli/main.js');
@@ -303,13 +301,7 @@ async function prepareSize(server: BenchServer, work: string, rows: number, hist
     `reconcile N=${rows}: generating ${history > 0 ? `${history} settled intents of history, then ` : ''}intents`,
   );
   let started = performance.now();
-  const dataSource = createDataSource({ url: template.url, poolSize: 1 });
-  await dataSource.initialize();
-  try {
-    await migrate(dataSource);
-  } finally {
-    await dataSource.destroy();
-  }
+  await migrateDatabase(template.url);
   const client = new Client({ connectionString: template.url });
   await client.connect();
   try {

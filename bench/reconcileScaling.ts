@@ -34,12 +34,10 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface, type Interface } from 'node:readline';
 import { Client } from 'pg';
-import { createDataSource } from '../src/database/createDataSource.js';
-import { migrate } from '../src/database/migrate.js';
 import { reportDifferences, writeReconcilers } from './reconcile.js';
 import { benchWindow, expectedOutcome, generateIntents, writePartnerCsv } from './reconcileData.js';
 import type { FiredSlot, WorkerOutcome } from './reconcileScalingChild.js';
-import { type BenchServer, log, Meter, round, type SlotCost } from './support.js';
+import { type BenchServer, log, Meter, migrateDatabase, round, type SlotCost } from './support.js';
 
 export interface ReconcileScalingOptions {
   quick: boolean;
@@ -121,13 +119,7 @@ export async function benchReconcileScaling(
   const template = await server.createDatabase(`reconcile_scaling_${rows}`);
   const meter = await Meter.open(server);
   try {
-    const dataSource = createDataSource({ url: template.url, poolSize: 1 });
-    await dataSource.initialize();
-    try {
-      await migrate(dataSource);
-    } finally {
-      await dataSource.destroy();
-    }
+    await migrateDatabase(template.url);
     const client = new Client({ connectionString: template.url });
     await client.connect();
     try {

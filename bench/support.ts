@@ -8,7 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
+import { createDataSource } from '../src/database/createDataSource.js';
 import { type EmbeddedServer, startEmbeddedPostgres } from '../src/database/embeddedPostgres.js';
+import { migrate } from '../src/database/migrate.js';
 
 /** Progress and diagnostics: always stderr. */
 export function log(message: string): void {
@@ -352,4 +354,15 @@ function percentile(values: readonly number[], p: number): number {
 export function round(value: number, digits = 2): number {
   const factor = 10 ** digits;
   return Math.round(value * factor) / factor;
+}
+
+/** Applies every migration to the database at `url`, over a data source of its own. */
+export async function migrateDatabase(url: string): Promise<void> {
+  const dataSource = createDataSource({ url, poolSize: 1 });
+  await dataSource.initialize();
+  try {
+    await migrate(dataSource);
+  } finally {
+    await dataSource.destroy();
+  }
 }
