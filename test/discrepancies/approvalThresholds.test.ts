@@ -246,6 +246,55 @@ describe('four eyes everywhere: the approval threshold is kept in the ledger and
         await app.close();
       }
     });
+
+    it("the shared REVIEW_TOKEN is nobody's pair of eyes: its holder alone never resolves a big one, proposing as a script and approving as the bootstrap admin", async () => {
+      const shared = 'site-token-0123456789abcdef';
+      const origin = 'http://localhost:80';
+      const byScript = await raise(sql, { amountAtRisk: '8000.00', currency: 'USD' });
+      const byPerson = await raise(sql, { amountAtRisk: '9000.00', currency: 'USD' });
+      const ivo = await addReviewUser(sql, 'ivo.resolver', 'resolver');
+      const app: FastifyInstance = createReviewServer({ pool: sql, token: shared });
+      try {
+        await app.ready();
+        const json = { 'content-type': 'application/json' };
+        // One holder of the shared token proposes as a "script"; a person (who may hold it too) proposes as themselves.
+        await app.inject({
+          method: 'POST',
+          url: `/api/discrepancies/${byScript}/resolve`,
+          headers: { authorization: `Bearer ${shared}`, ...json },
+          payload: { by: 'nightly-job', note: 'paid back' },
+        });
+        await app.inject({
+          method: 'POST',
+          url: `/api/discrepancies/${byPerson}/resolve`,
+          headers: { authorization: `Bearer ${ivo}`, ...json },
+          payload: { note: 'paid back' },
+        });
+        // The same secret then signs in on the site, as "review-token admin", and approves both.
+        const login = await app.inject({
+          method: 'POST',
+          url: '/login',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
+          payload: new URLSearchParams({ token: shared, next: '/' }).toString(),
+        });
+        const setCookie = login.headers['set-cookie'];
+        const cookie = String(Array.isArray(setCookie) ? setCookie[0] : setCookie).split(';')[0];
+        for (const id of [byScript, byPerson]) {
+          const page = await app.inject({ method: 'GET', url: `/discrepancies/${id}`, headers: { cookie } });
+          const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? '';
+          await app.inject({
+            method: 'POST',
+            url: `/discrepancies/${id}/approval`,
+            headers: { cookie, origin, 'content-type': 'application/x-www-form-urlencoded' },
+            payload: new URLSearchParams({ _csrf: csrf, decision: 'approve', note: 'ok' }).toString(),
+          });
+        }
+        expect(await status(byScript), 'proposed and approved with one shared secret').to.equal('open');
+        expect(await status(byPerson), "a person's proposal approved by the shared secret").to.equal('open');
+      } finally {
+        await app.close();
+      }
+    });
   });
 
   async function expectRefused(work: () => Promise<unknown>): Promise<void> {
