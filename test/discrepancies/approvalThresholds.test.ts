@@ -140,6 +140,41 @@ describe('four eyes everywhere: the approval threshold is kept in the ledger and
       expect(await status(big)).to.equal('open');
     });
 
+    it("the database refuses a program's own UPDATE that lowers the bar in the same or an earlier statement (amount, currency)", async () => {
+      const tricks = [
+        // The same statement resolves it and moves it under JPY's 150000 (7000 reads as yen).
+        [`UPDATE discrepancies SET status = 'resolved', currency = 'JPY' WHERE id = $1`],
+        [`UPDATE discrepancies SET status = 'dismissed', amount_at_risk = 0 WHERE id = $1`],
+        [`UPDATE discrepancies SET status = 'resolved', amount_at_risk = NULL WHERE id = $1`],
+        // Or first makes it small, then resolves it.
+        [
+          'UPDATE discrepancies SET amount_at_risk = 1 WHERE id = $1',
+          `UPDATE discrepancies SET status = 'resolved' WHERE id = $1`,
+        ],
+        [
+          `UPDATE discrepancies SET currency = 'JPY' WHERE id = $1`,
+          `UPDATE discrepancies SET status = 'dismissed' WHERE id = $1`,
+        ],
+      ];
+      for (const statements of tricks) {
+        const big = await raise(sql, { amountAtRisk: '7000.00', currency: 'USD' });
+        const client = await sql.connect();
+        let thrown: unknown;
+        try {
+          await client.query('BEGIN');
+          for (const statement of statements) await client.query(statement, [big]);
+          await client.query('COMMIT');
+        } catch (error) {
+          thrown = error;
+          await client.query('ROLLBACK');
+        } finally {
+          client.release();
+        }
+        expect(await status(big), statements.join('; ')).to.equal('open');
+        expect((thrown as { code?: string })?.code, statements.join('; ')).to.equal('IL001');
+      }
+    });
+
     it("a second resolver's approval applies it, and the history has both people and both notes", async () => {
       const big = await raise(sql, { amountAtRisk: '5000.00', currency: 'BRL' });
       await propose(sql, big, 'resolve', { note: 'refunded by hand, ticket 88', by: 'ana' });
