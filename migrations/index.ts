@@ -11,6 +11,7 @@ import { DiscrepancyApprovals1000000000010 } from './0010-discrepancy-approvals.
 import { RowKinds1000000000011 } from './0011-row-kinds.js';
 import { NoRowTriggerOnIntents1000000000014 } from './0014-no-row-trigger-on-intents.js';
 import { ApprovalThresholds1000000000016 } from './0016-approval-thresholds.js';
+import { FourEyesJudgesBothRows1000000000017 } from './0017-four-eyes-judges-both-rows.js';
 
 /** Every migration, in order. A new migration is a new numbered file plus one line here. */
 export const migrations = [
@@ -27,4 +28,5 @@ export const migrations = [
   RowKinds1000000000011,
   NoRowTriggerOnIntents1000000000014,
   ApprovalThresholds1000000000016,
+  FourEyesJudgesBothRows1000000000017,
 ];

@@ -267,13 +267,21 @@ CREATE OR REPLACE FUNCTION public.discrepancies_four_eyes()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
+      DECLARE
+        was_big boolean := coalesce(abs(OLD.amount_at_risk) > approval_threshold_for(OLD.currency), false);
+        is_big boolean := coalesce(abs(NEW.amount_at_risk) > approval_threshold_for(NEW.currency), false);
       BEGIN
-        IF NEW.status IN ('resolved', 'dismissed')
-           AND NEW.status IS DISTINCT FROM OLD.status
-           AND abs(NEW.amount_at_risk) > approval_threshold_for(NEW.currency)
-           AND coalesce(current_setting('intent_ledger.approved_discrepancy', true), '') <> NEW.id::text
+        IF coalesce(current_setting('intent_ledger.approved_discrepancy', true), '') = NEW.id::text THEN
+          RETURN NEW;
+        END IF;
+        IF NEW.status IN ('resolved', 'dismissed') AND NEW.status IS DISTINCT FROM OLD.status
+           AND (was_big OR is_big)
         THEN
           RAISE EXCEPTION 'discrepancy % needs a second resolver''s approval: its amount at risk is above the approval threshold', NEW.id
+            USING ERRCODE = 'IL001';
+        END IF;
+        IF was_big AND NOT is_big AND OLD.status IN ('open', 'acknowledged') THEN
+          RAISE EXCEPTION 'discrepancy % is above the approval threshold: its amount at risk or currency cannot take it below without a second resolver''s approval', NEW.id
             USING ERRCODE = 'IL001';
         END IF;
         RETURN NEW;
@@ -332,7 +340,7 @@ AS $function$
         RETURN OLD;
       END $function$
 
-CREATE TRIGGER discrepancies_four_eyes BEFORE UPDATE OF status ON public.discrepancies FOR EACH ROW EXECUTE FUNCTION discrepancies_four_eyes();
+CREATE TRIGGER discrepancies_four_eyes BEFORE UPDATE OF status, amount_at_risk, currency ON public.discrepancies FOR EACH ROW EXECUTE FUNCTION discrepancies_four_eyes();
 CREATE TRIGGER discrepancy_history_no_change BEFORE DELETE OR UPDATE ON public.discrepancy_history FOR EACH ROW EXECUTE FUNCTION discrepancy_history_append_only();
 CREATE TRIGGER intents_delete_attempts AFTER DELETE ON public.intents REFERENCING OLD TABLE AS deleted_intents FOR EACH STATEMENT EXECUTE FUNCTION intents_delete_attempts();
 CREATE TRIGGER intents_truncate_attempts AFTER TRUNCATE ON public.intents FOR EACH STATEMENT EXECUTE FUNCTION intents_truncate_attempts();

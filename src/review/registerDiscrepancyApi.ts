@@ -13,7 +13,13 @@ import { reviewDiscrepancies } from '../discrepancies/reviewDiscrepancies.js';
 import { isReviewAction } from '../discrepancies/transitions.js';
 import type { FormBody } from './httpParsing.js';
 import { personOf, type ReviewContext } from './reviewContext.js';
-import { decider, needsSecondResolverFor, refusalOf, reviewInput } from './reviewDecision.js';
+import {
+  decider,
+  fourEyesRefusal,
+  needsSecondResolverFor,
+  refusalOf,
+  reviewInput,
+} from './reviewDecision.js';
 import { pageOf, parseFilter } from './reviewFilter.js';
 
 /** Registers `/api/discrepancies`, `/api/discrepancies/:id` and `/api/discrepancies/:id/:action`. */
@@ -73,6 +79,9 @@ export function registerDiscrepancyApi(app: FastifyInstance, ctx: ReviewContext)
           .send({ error: { code: input.refusal.code, message: input.refusal.message } });
       try {
         if (isDiscrepancyId(id) && (await needsSecondResolver(id, action))) {
+          const nobody = fourEyesRefusal(ctx, request);
+          if (nobody)
+            return reply.code(nobody.status).send({ error: { code: nobody.code, message: nobody.message } });
           await propose(pool, id, action as ApprovableAction, input);
           request.log.info({ action, id, by: input.by }, 'review: proposal (four eyes, api)');
           return reply.code(202).send({ changed: [], awaitingApproval: await pendingProposal(pool, id) });

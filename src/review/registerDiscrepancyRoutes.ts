@@ -28,6 +28,7 @@ import { partnersWithDiscrepancies } from './partnersWithDiscrepancies.js';
 import type { ReviewContext } from './reviewContext.js';
 import {
   decider,
+  fourEyesRefusal,
   needsSecondResolverFor,
   PAST,
   type Refusal,
@@ -157,6 +158,8 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
     if ('refusal' in input) return refuse(input.refusal);
     try {
       if (await needsSecondResolver(id, action)) {
+        const nobody = fourEyesRefusal(ctx, request);
+        if (nobody) return refuse(nobody);
         await propose(pool, id, action as ApprovableAction, input);
         request.log.info({ action, id, by: input.by }, 'review: proposal (four eyes)');
         setFlash(request, {
@@ -187,6 +190,8 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
     if (decision !== 'approve' && decision !== 'reject')
       return refuse({ status: 400, code: 'BAD_ACTION', message: 'Choose approve or reject.' });
     if ('refusal' in input) return refuse(input.refusal);
+    const nobody = fourEyesRefusal(ctx, request);
+    if (nobody) return refuse(nobody);
     try {
       const action = await decideProposal(pool, id, decision, input);
       request.log.info({ decision, action, id, by: input.by }, 'review: proposal decided (four eyes)');

@@ -26,6 +26,23 @@ export function decider(ctx: ReviewContext, request: FastifyRequest): string {
 }
 
 /**
+ * Four eyes counts people: a proposal or an approval above the threshold needs someone signed in with their
+ * own credential (a personal token, or named by the proxy). `REVIEW_TOKEN` is shared, as a typed `--by` on
+ * the CLI is typed: with both eyes allowed to it, one holder proposed as a "script" and approved as
+ * "review-token admin", or approved their own proposal made under their name. Null when `request` may.
+ */
+export function fourEyesRefusal(ctx: ReviewContext, request: FastifyRequest): Refusal | null {
+  const who = ctx.auth.get(request);
+  if (who && personOf(who).via !== 'review-token') return null;
+  return {
+    status: 403,
+    code: 'PERSON_REQUIRED',
+    message:
+      'This discrepancy is above the approval threshold: proposing, approving or rejecting it needs a person, and the shared review token is nobody in particular. Sign in with your own token.',
+  };
+}
+
+/**
  * Four eyes: resolving or dismissing above the ledger's threshold for the currency (or this site's lower
  * `approvalThreshold`) is a proposal a second resolver approves.
  */

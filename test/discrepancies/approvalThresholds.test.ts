@@ -140,6 +140,41 @@ describe('four eyes everywhere: the approval threshold is kept in the ledger and
       expect(await status(big)).to.equal('open');
     });
 
+    it("the database refuses a program's own UPDATE that lowers the bar in the same or an earlier statement (amount, currency)", async () => {
+      const tricks = [
+        // The same statement resolves it and moves it under JPY's 150000 (7000 reads as yen).
+        [`UPDATE discrepancies SET status = 'resolved', currency = 'JPY' WHERE id = $1`],
+        [`UPDATE discrepancies SET status = 'dismissed', amount_at_risk = 0 WHERE id = $1`],
+        [`UPDATE discrepancies SET status = 'resolved', amount_at_risk = NULL WHERE id = $1`],
+        // Or first makes it small, then resolves it.
+        [
+          'UPDATE discrepancies SET amount_at_risk = 1 WHERE id = $1',
+          `UPDATE discrepancies SET status = 'resolved' WHERE id = $1`,
+        ],
+        [
+          `UPDATE discrepancies SET currency = 'JPY' WHERE id = $1`,
+          `UPDATE discrepancies SET status = 'dismissed' WHERE id = $1`,
+        ],
+      ];
+      for (const statements of tricks) {
+        const big = await raise(sql, { amountAtRisk: '7000.00', currency: 'USD' });
+        const client = await sql.connect();
+        let thrown: unknown;
+        try {
+          await client.query('BEGIN');
+          for (const statement of statements) await client.query(statement, [big]);
+          await client.query('COMMIT');
+        } catch (error) {
+          thrown = error;
+          await client.query('ROLLBACK');
+        } finally {
+          client.release();
+        }
+        expect(await status(big), statements.join('; ')).to.equal('open');
+        expect((thrown as { code?: string })?.code, statements.join('; ')).to.equal('IL001');
+      }
+    });
+
     it("a second resolver's approval applies it, and the history has both people and both notes", async () => {
       const big = await raise(sql, { amountAtRisk: '5000.00', currency: 'BRL' });
       await propose(sql, big, 'resolve', { note: 'refunded by hand, ticket 88', by: 'ana' });
@@ -242,6 +277,55 @@ describe('four eyes everywhere: the approval threshold is kept in the ledger and
         expect(answer.statusCode, answer.body).to.equal(202);
         expect(answer.json().awaitingApproval).to.include({ action: 'resolve', proposedBy: 'rui.resolver' });
         expect(await status(big)).to.equal('open');
+      } finally {
+        await app.close();
+      }
+    });
+
+    it("the shared REVIEW_TOKEN is nobody's pair of eyes: its holder alone never resolves a big one, proposing as a script and approving as the bootstrap admin", async () => {
+      const shared = 'site-token-0123456789abcdef';
+      const origin = 'http://localhost:80';
+      const byScript = await raise(sql, { amountAtRisk: '8000.00', currency: 'USD' });
+      const byPerson = await raise(sql, { amountAtRisk: '9000.00', currency: 'USD' });
+      const ivo = await addReviewUser(sql, 'ivo.resolver', 'resolver');
+      const app: FastifyInstance = createReviewServer({ pool: sql, token: shared });
+      try {
+        await app.ready();
+        const json = { 'content-type': 'application/json' };
+        // One holder of the shared token proposes as a "script"; a person (who may hold it too) proposes as themselves.
+        await app.inject({
+          method: 'POST',
+          url: `/api/discrepancies/${byScript}/resolve`,
+          headers: { authorization: `Bearer ${shared}`, ...json },
+          payload: { by: 'nightly-job', note: 'paid back' },
+        });
+        await app.inject({
+          method: 'POST',
+          url: `/api/discrepancies/${byPerson}/resolve`,
+          headers: { authorization: `Bearer ${ivo}`, ...json },
+          payload: { note: 'paid back' },
+        });
+        // The same secret then signs in on the site, as "review-token admin", and approves both.
+        const login = await app.inject({
+          method: 'POST',
+          url: '/login',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
+          payload: new URLSearchParams({ token: shared, next: '/' }).toString(),
+        });
+        const setCookie = login.headers['set-cookie'];
+        const cookie = String(Array.isArray(setCookie) ? setCookie[0] : setCookie).split(';')[0];
+        for (const id of [byScript, byPerson]) {
+          const page = await app.inject({ method: 'GET', url: `/discrepancies/${id}`, headers: { cookie } });
+          const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? '';
+          await app.inject({
+            method: 'POST',
+            url: `/discrepancies/${id}/approval`,
+            headers: { cookie, origin, 'content-type': 'application/x-www-form-urlencoded' },
+            payload: new URLSearchParams({ _csrf: csrf, decision: 'approve', note: 'ok' }).toString(),
+          });
+        }
+        expect(await status(byScript), 'proposed and approved with one shared secret').to.equal('open');
+        expect(await status(byPerson), "a person's proposal approved by the shared secret").to.equal('open');
       } finally {
         await app.close();
       }
