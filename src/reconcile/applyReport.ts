@@ -53,6 +53,7 @@ export async function applyReport(
     rowsRejected: input.rowsRejected,
     settlementLagMs: settings.settlementLagMs,
     deadlineMs: settings.deadlineMs,
+    clockSkewMs: settings.clockSkewMs,
   });
   checkpoint();
   // Evidence from earlier runs is read before this run's records are stored (see collectStoredEvidence).

@@ -18,6 +18,8 @@ export interface CandidateInput {
   stuckAfterMs: number;
   settlementLagMs: number;
   deadlineMs: number;
+  /** How far the partner's clock may be from ours (`clockSkew`): the coverage is narrowed by it at both ends. */
+  clockSkewMs: number;
 }
 
 /**
@@ -27,7 +29,9 @@ export interface CandidateInput {
  *   missing_at_partner), or that a row of this report matched (checked for duplicates and mismatches).
  *
  * `absence_proves` says whether "no row for it" means "the partner did not execute it": the attempt started
- * at or after coverage_from and start + settlementLag <= coverage_to, and the intent has the value the
+ * at or after coverage_from + clockSkew and start + settlementLag + clockSkew <= coverage_to (the coverage is
+ * the partner's clock, the start ours: an intent started a minute into the period by our clock may have been
+ * dated a minute before it by a partner clock behind ours, and be in the previous report), and the intent has the value the
  * match rule pairs on (a row can never match an intent without a reference under reference matching, so its
  * absence proves nothing), and no rejected record of the report carries that value (`rec_rejected`: the
  * partner listed something for it that could not be read). When a rejected record may be anybody's
@@ -43,7 +47,8 @@ export interface CandidateInput {
  * about twice as long (docs/PERFORMANCE.md, "Staging and deciding a report").
  */
 export async function collectCandidates(db: Queryable, input: CandidateInput): Promise<void> {
-  // $1 partner, $2 settlementLag, $3 stuckAfter, $4 deadline (ms); $5 and $6 coverage, only when used.
+  // $1 partner, $2 settlementLag, $3 stuckAfter, $4 deadline (ms); $5 and $6 coverage and $7 clockSkew (ms),
+  // only when used.
   const params: unknown[] = [input.partner, input.settlementLagMs, input.stuckAfterMs, input.deadlineMs];
   const lag = `$2 * interval '1 millisecond'`;
   let absence: string;
@@ -52,18 +57,20 @@ export async function collectCandidates(db: Queryable, input: CandidateInput): P
     absence = `(EXISTS (SELECT 1 FROM rec_looked_up l WHERE l.intent_id = i.id AND l.attempt = i.attempt AND l.items = 0)
                 AND i.attempt_started_at + ${lag} <= now())`;
   } else if (input.coverage) {
-    params.push(input.coverage.from, input.coverage.to);
-    inCoverage = `(i.attempt_started_at >= $5::timestamptz AND i.attempt_started_at + ${lag} <= $6::timestamptz)`;
+    params.push(input.coverage.from, input.coverage.to, input.clockSkewMs);
+    const skew = `$7 * interval '1 millisecond'`;
+    inCoverage = `(i.attempt_started_at - ${skew} >= $5::timestamptz
+                   AND i.attempt_started_at + ${lag} + ${skew} <= $6::timestamptz)`;
     const conditions = [inCoverage, matchKeyPresent(input.match), notAmbiguous];
     if (input.rowsRejected > 0) conditions.push(notRejected(input.match));
     if (input.match.by === 'amount') {
       const match = input.match;
       if (await someRowUnplaceable(db)) conditions.push('false');
       params.push(match.nearMissWindowMs, match.amountTolerance, match.nearMissAmount);
-      conditions.push(noNearMiss('$7', '$8', '$9'));
+      conditions.push(noNearMiss('$8', '$9', '$10'));
     }
     // `false` after the coverage test rather than instead of it: every statement below must still use
-    // both coverage parameters (PostgreSQL folds the constant away).
+    // the three coverage parameters (PostgreSQL folds the constant away).
     if (input.absenceUnprovable) conditions.push('false');
     absence = `(${conditions.join(' AND ')})`;
   } else {

@@ -20,11 +20,13 @@ const DAY_MS = 86_400_000;
 
 /**
  * The window an API listing is asked for when the reconciler declares none: far enough back to see every
- * execution of an intent that could still be stuck (deadline + settlement lag + stuckAfter), up to now.
- * Computed by PostgreSQL, like every time the engine compares.
+ * execution of an intent that could still be stuck (deadline + settlement lag + stuckAfter), up to now, and
+ * a clock skew further, since an intent's absence is proven only for starts a skew inside the window (the
+ * partner dates in its clock: collectCandidates). Computed by PostgreSQL, like every time the engine compares.
  */
 async function defaultApiWindow(db: Queryable, settings: RunSettings): Promise<Coverage> {
-  const backMs = settings.deadlineMs + settings.settlementLagMs + settings.stuckAfterMs;
+  const backMs =
+    settings.deadlineMs + settings.settlementLagMs + settings.stuckAfterMs + settings.clockSkewMs;
   const result = await db.query<Coverage>(
     `SELECT now() - $1 * interval '1 millisecond' AS "from", now() AS "to"`,
     [backMs],

@@ -95,7 +95,9 @@ export interface ReconcilerConfig {
   minMatchedShare?: number;
   /**
    * How far the partner's clock may be from ours. A row executed more than this before an intent was created
-   * cannot be that intent's execution, which tells apart two intents sharing a reference. @default '15m'
+   * cannot be that intent's execution, which tells apart two intents sharing a reference. A report proves
+   * absent only the intents started at least this long after its period's start, and this long plus the
+   * settlement lag before its end: the partner dates in its clock. @default '15m'
    */
   clockSkew?: Duration;
   /** Where the partner's report comes from. */

@@ -565,7 +565,12 @@ describe('faults: broker redelivery (RabbitMQ, consumer processes killed mid-str
 /** An API reconciler reading the fake partner's listing; it lists an execution the moment it happens. */
 function listingReconciler(partner: string, baseUrl: string): ReconcilerConfig {
   // The test's leases are 2 s and have ended: every unknown intent is stuck at once.
-  return fakePartnerReconciler(partner, { baseUrl }, { stuckAfter: 0, settlementLag: 0, deadline: '1d' });
+  // The fake partner dates its executions by this machine's clock, the database's: no clock skew.
+  return fakePartnerReconciler(
+    partner,
+    { baseUrl },
+    { stuckAfter: 0, settlementLag: 0, clockSkew: 0, deadline: '1d' },
+  );
 }
 
 /**

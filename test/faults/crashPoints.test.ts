@@ -430,6 +430,8 @@ describe('faults: crash points (worker processes killed with SIGKILL at each poi
       ...acmePay,
       stuckAfter: '0s',
       settlementLag: '0s',
+      // The fake partner dates its executions by this machine's clock, the database's.
+      clockSkew: '0s',
       coverage: { from: coverageFrom, to },
     };
   }

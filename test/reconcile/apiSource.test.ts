@@ -72,7 +72,7 @@ describe('reconcile: API sources against the loopback fake partner', () => {
         executedAt: minutes(now, -100),
       },
       { id: 'ch_other', reference: 'other', amount: '1.00', currency: 'BRL', executedAt: minutes(now, -90) },
-      // Before the window (deadline + lag + stuckAfter back): never asked for, so not an orphan.
+      // Before the window (deadline + lag + stuckAfter + clockSkew back): never asked for, so not an orphan.
       {
         id: 'ch_ancient',
         reference: 'ancient',
@@ -98,7 +98,8 @@ describe('reconcile: API sources against the loopback fake partner', () => {
       error: null,
     });
     expect(fake.requests).to.equal(2); // two pages of two
-    const windowMs = (3 * 24 * 60 + 60 + 15) * 60_000;
+    // deadline 3d + settlementLag 1h + stuckAfter 15m + clockSkew 15m (the default).
+    const windowMs = (3 * 24 * 60 + 60 + 15 + 15) * 60_000;
     expect(run.coverage!.to.getTime() - run.coverage!.from.getTime()).to.equal(windowMs);
     expect(run.checksum).to.match(/^[0-9a-f]{64}$/);
     expect(await intentRow(fx.sql, ids.found)).to.deep.include({

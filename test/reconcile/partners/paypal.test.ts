@@ -396,7 +396,7 @@ describe('shipped partner: paypal (Settlement Report, STL)', () => {
       const file = variant('STL-20261130.12.009.CSV', (lines) => {
         const sc = lines.indexOf('"SC",10');
         const morning = [
-          '"SH",2026/11/30 00:00:00 -0800,2026/11/30 12:00:00 -0800,"MERCHANT0002",""',
+          '"SH",2026/11/30 00:00:00 -0800,2026/11/30 12:15:00 -0800,"MERCHANT0002",""',
           lines[3]!,
           lines[4]!.replaceAll('1AB00000000000001', '1AB00000000000011').replace('order-2001', 'order-2011'),
           '"SC",1',
@@ -406,12 +406,12 @@ describe('shipped partner: paypal (Settlement Report, STL)', () => {
       });
       const [report] = await reconcile({ pool: fx.sql, reconciler: config(partner, file), file });
       expect(report.status, `error: ${report.error}`).to.equal('succeeded');
-      // The whole day and its first half: the first half (08:00Z to 20:00Z).
+      // The whole day and its first half and a quarter: the latter (08:00Z to 20:15Z).
       expect(report.coverage).to.deep.equal({
         from: new Date('2026-11-30T08:00:00Z'),
-        to: new Date('2026-11-30T20:00:00Z'),
+        to: new Date('2026-11-30T20:15:00Z'),
       });
-      // Started 19:00Z, plus the hour of settlement lag: still inside.
+      // Started 19:00Z, plus the hour of settlement lag and the 15 minutes of clock skew: still inside.
       expect((await intentRow(fx.sql, ids.notInReport)).status).to.equal('not_executed');
     });
 
