@@ -6,8 +6,10 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * alone by moving it under the bar in the same statement (`SET status = 'resolved', currency = 'JPY'`, whose
  * threshold is higher; `amount_at_risk = 0` or NULL) or in an earlier one. Now the trigger also fires on
  * `amount_at_risk` and `currency`, and without a second resolver's approval it refuses both: a status change
- * to resolved or dismissed when the row is above its threshold before or after, and taking an open or
- * acknowledged row that is above it below it (the reconciler only ever raises an amount at risk).
+ * to resolved or dismissed when the row is above its threshold before or after, and taking a row that is
+ * above it below it, whatever its status: zeroing a dismissed one, reopening it and resolving it alone would
+ * otherwise turn two people's dismissal into one person's resolution (the reconciler only ever raises an
+ * amount at risk, and nothing reopens a settled discrepancy).
  */
 export class FourEyesJudgesBothRows1000000000017 implements MigrationInterface {
   name = 'FourEyesJudgesBothRows1000000000017';
@@ -30,7 +32,7 @@ export class FourEyesJudgesBothRows1000000000017 implements MigrationInterface {
           RAISE EXCEPTION 'discrepancy % needs a second resolver''s approval: its amount at risk is above the approval threshold', NEW.id
             USING ERRCODE = 'IL001';
         END IF;
-        IF was_big AND NOT is_big AND OLD.status IN ('open', 'acknowledged') THEN
+        IF was_big AND NOT is_big THEN
           RAISE EXCEPTION 'discrepancy % is above the approval threshold: its amount at risk or currency cannot take it below without a second resolver''s approval', NEW.id
             USING ERRCODE = 'IL001';
         END IF;

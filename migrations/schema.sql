@@ -280,7 +280,7 @@ AS $function$
           RAISE EXCEPTION 'discrepancy % needs a second resolver''s approval: its amount at risk is above the approval threshold', NEW.id
             USING ERRCODE = 'IL001';
         END IF;
-        IF was_big AND NOT is_big AND OLD.status IN ('open', 'acknowledged') THEN
+        IF was_big AND NOT is_big THEN
           RAISE EXCEPTION 'discrepancy % is above the approval threshold: its amount at risk or currency cannot take it below without a second resolver''s approval', NEW.id
             USING ERRCODE = 'IL001';
         END IF;

@@ -26,7 +26,7 @@ export type MatchRule =
       nearMiss?: {
         /** @default the larger of 10 x amountTolerance and 1% of the intent's amount */
         amountTolerance?: string;
-        /** @default 3 x timeWindow */
+        /** Widened by `clockSkew` when used: the partner dates in its own clock. @default 3 x timeWindow */
         timeWindow?: Duration;
       };
     };

@@ -17,6 +17,7 @@ export type ResolvedMatch =
       amountTolerance: string;
       timeWindowMs: number;
       nearMissAmount: string | null;
+      /** The configured near-miss window (default 3 x timeWindow) plus clockSkew. */
       nearMissWindowMs: number;
     };
 
@@ -59,6 +60,7 @@ export function resolveRunSettings(config: ReconcilerConfig): RunSettings {
     throw new RangeError(`${where}: maxRejectedRatio must be a number from 0 to 1, got ${maxRejectedRatio}`);
   }
 
+  const clockSkewMs = toMilliseconds(config.clockSkew ?? '15m', `${where}: clockSkew`);
   const rule = config.match ?? { by: 'reference' };
   let match: ResolvedMatch;
   if (rule.by === 'amount') {
@@ -87,7 +89,16 @@ export function resolveRunSettings(config: ReconcilerConfig): RunSettings {
     if (nearMissWindowMs < timeWindowMs) {
       throw new RangeError(`${where}: match.nearMiss.timeWindow must not be shorter than match.timeWindow`);
     }
-    match = { by: 'amount', amountTolerance, timeWindowMs, nearMissAmount, nearMissWindowMs };
+    // Widened by the clock skew: the partner dates an execution in its own clock, up to clockSkew from ours,
+    // so a row that far further from the attempt's start may still be its execution. Every use (the
+    // candidates and ambiguity of matchReportByAmount, the near-miss test of collectCandidates) reads this.
+    match = {
+      by: 'amount',
+      amountTolerance,
+      timeWindowMs,
+      nearMissAmount,
+      nearMissWindowMs: nearMissWindowMs + clockSkewMs,
+    };
   } else if (rule.by === 'reference' || rule.by === 'partnerReference') {
     match = { by: rule.by };
   } else {
@@ -131,7 +142,7 @@ export function resolveRunSettings(config: ReconcilerConfig): RunSettings {
     match,
     coverage,
     minMatchedShare,
-    clockSkewMs: toMilliseconds(config.clockSkew ?? '15m', `${where}: clockSkew`),
+    clockSkewMs,
     source: resolvedSource,
   };
 }

@@ -175,6 +175,21 @@ describe('four eyes everywhere: the approval threshold is kept in the ledger and
       }
     });
 
+    it('a big discrepancy two people dismissed cannot be zeroed, reopened and resolved by one', async () => {
+      const big = await raise(sql, { amountAtRisk: '7000.00', currency: 'USD' });
+      await propose(sql, big, 'dismiss', { note: 'duplicate of 41', by: 'ana' });
+      await decideProposal(sql, big, 'approve', { note: 'agreed', by: 'bea' });
+      expect(await status(big)).to.equal('dismissed');
+      for (const statement of [
+        `UPDATE discrepancies SET status = 'open', amount_at_risk = 0 WHERE id = $1`,
+        'UPDATE discrepancies SET amount_at_risk = 0 WHERE id = $1',
+        `UPDATE discrepancies SET currency = 'JPY' WHERE id = $1`,
+      ]) {
+        await expectRefused(() => sql.query(statement, [big]));
+        expect(await status(big), statement).to.equal('dismissed');
+      }
+    });
+
     it("a second resolver's approval applies it, and the history has both people and both notes", async () => {
       const big = await raise(sql, { amountAtRisk: '5000.00', currency: 'BRL' });
       await propose(sql, big, 'resolve', { note: 'refunded by hand, ticket 88', by: 'ana' });
@@ -293,18 +308,21 @@ describe('four eyes everywhere: the approval threshold is kept in the ledger and
         await app.ready();
         const json = { 'content-type': 'application/json' };
         // One holder of the shared token proposes as a "script"; a person (who may hold it too) proposes as themselves.
-        await app.inject({
+        const scripted = await app.inject({
           method: 'POST',
           url: `/api/discrepancies/${byScript}/resolve`,
           headers: { authorization: `Bearer ${shared}`, ...json },
           payload: { by: 'nightly-job', note: 'paid back' },
         });
-        await app.inject({
+        expect(scripted.statusCode, scripted.body).to.equal(403);
+        expect(scripted.body).to.contain('PERSON_REQUIRED');
+        const proposed = await app.inject({
           method: 'POST',
           url: `/api/discrepancies/${byPerson}/resolve`,
           headers: { authorization: `Bearer ${ivo}`, ...json },
           payload: { note: 'paid back' },
         });
+        expect(proposed.statusCode, proposed.body).to.equal(202);
         // The same secret then signs in on the site, as "review-token admin", and approves both.
         const login = await app.inject({
           method: 'POST',
@@ -313,19 +331,41 @@ describe('four eyes everywhere: the approval threshold is kept in the ledger and
           payload: new URLSearchParams({ token: shared, next: '/' }).toString(),
         });
         const setCookie = login.headers['set-cookie'];
+        expect(setCookie, 'the shared token signs in').to.not.equal(undefined);
         const cookie = String(Array.isArray(setCookie) ? setCookie[0] : setCookie).split(';')[0];
         for (const id of [byScript, byPerson]) {
           const page = await app.inject({ method: 'GET', url: `/discrepancies/${id}`, headers: { cookie } });
+          expect(page.statusCode).to.equal(200);
           const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? '';
-          await app.inject({
+          expect(csrf, 'the page carries a CSRF token').to.not.equal('');
+          const approval = await app.inject({
             method: 'POST',
             url: `/discrepancies/${id}/approval`,
             headers: { cookie, origin, 'content-type': 'application/x-www-form-urlencoded' },
             payload: new URLSearchParams({ _csrf: csrf, decision: 'approve', note: 'ok' }).toString(),
           });
+          expect(approval.statusCode, `approval of ${id}`).to.equal(403);
         }
         expect(await status(byScript), 'proposed and approved with one shared secret').to.equal('open');
         expect(await status(byPerson), "a person's proposal approved by the shared secret").to.equal('open');
+        // Below the threshold, and for acknowledging, the token still does what it did.
+        const small = await raise(sql, { amountAtRisk: '10.00', currency: 'USD' });
+        const resolvedSmall = await app.inject({
+          method: 'POST',
+          url: `/api/discrepancies/${small}/resolve`,
+          headers: { authorization: `Bearer ${shared}`, ...json },
+          payload: { by: 'nightly-job', note: 'paid back' },
+        });
+        expect(resolvedSmall.statusCode, resolvedSmall.body).to.equal(200);
+        expect(await status(small)).to.equal('resolved');
+        const acknowledged = await app.inject({
+          method: 'POST',
+          url: `/api/discrepancies/${byScript}/acknowledge`,
+          headers: { authorization: `Bearer ${shared}`, ...json },
+          payload: { by: 'nightly-job', note: 'looking' },
+        });
+        expect(acknowledged.statusCode, acknowledged.body).to.equal(200);
+        expect(await status(byScript)).to.equal('acknowledged');
       } finally {
         await app.close();
       }

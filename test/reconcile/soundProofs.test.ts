@@ -194,6 +194,26 @@ describe('reconcile: sound proofs (ambiguity, declared coverage, duplicates)', (
       expect((await intentRow(fx.sql, found)).status).to.equal('completed');
     });
 
+    it('the near-miss margin widens by clockSkew: a row 40 minutes early may be the execution when clocks may be 45 minutes apart', async () => {
+      // The default near-miss window is 3 x 10m = 30m. A row 40 minutes before the attempt's start is outside
+      // it, but a partner clock up to 45 minutes off dates the execution that early.
+      for (const [clockSkew, expected] of [
+        ['0s', 'not_executed'],
+        ['45m', 'unknown'],
+      ] as const) {
+        const partner = partnerName(`near-miss-skew-${clockSkew}`);
+        const skewed = await stuck(partner, 'skewed', 120, { amount: '25.00' });
+        const found = await stuck(partner, 'found', 240, { amount: '40.00' });
+        const file = writeCsv(fx.dir, `${partner}.csv`, [
+          { nsu: 'P-EARLY', amount: '25.00', executedAt: at(80) },
+          { nsu: 'P-FOUND', amount: '40.00', executedAt: at(241) },
+        ]);
+        await run(csvReconciler(partner, file, { ...declared(), match: byAmount, clockSkew }));
+        expect((await intentRow(fx.sql, found)).status, clockSkew).to.equal('completed');
+        expect((await intentRow(fx.sql, skewed)).status, clockSkew).to.equal(expected);
+      }
+    });
+
     it('the near-miss margin is configurable, and never narrower than the match rule', async () => {
       const partner = partnerName('near-miss-config');
       const cents = await stuck(partner, 'cents', 60, { amount: '10.00' });
