@@ -26,6 +26,7 @@ import { benchReconcile, type ReconcileBenchResult } from './reconcile.js';
 import { benchReconcileScaling, type ReconcileScalingResult } from './reconcileScaling.js';
 import { renderResults } from './results.js';
 import { log, round, startBenchServer, type VariantFigures } from './support.js';
+import { writeResults } from './writeResults.js';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -47,7 +48,7 @@ async function main(): Promise<void> {
   const resultsFile = join(__dirname, '../../bench/RESULTS.md');
   if (values.render) {
     const raw = JSON.parse(readFileSync(values.render, 'utf8')) as Parameters<typeof renderResults>[0];
-    writeFileSync(resultsFile, renderResults({ ...raw, started: new Date(raw.started) }));
+    writeResults(resultsFile, renderResults({ ...raw, started: new Date(raw.started) }));
     log(`rewrote ${resultsFile} from ${values.render}`);
     return;
   }
@@ -115,7 +116,7 @@ async function main(): Promise<void> {
   writeFileSync(raw, JSON.stringify(results));
   log(`raw figures in ${raw} (re-render with --render ${raw})`);
   if (!quick && !values['no-write']) {
-    writeFileSync(resultsFile, renderResults(results));
+    writeResults(resultsFile, renderResults(results));
     log(`wrote ${resultsFile}`);
   }
 }
