@@ -60,7 +60,9 @@ export function detailPage(view: DetailView): string {
       ? html`<p class="muted">A resolver other than ${proposal.proposedBy} approves or rejects it.</p>`
       : mine
         ? html`<p class="muted own">You proposed this: another resolver must approve or reject it.</p>`
-        : html`<form method="post" action="/discrepancies/${d.id}/approval">
+        : viewer.sharedToken
+          ? html`<p class="muted shared-token">Signed in with the shared review token, which is nobody in particular: a resolver signed in with their own token approves or rejects it.</p>`
+          : html`<form method="post" action="/discrepancies/${d.id}/approval">
     <input type="hidden" name="_csrf" value="${viewer.csrf ?? ''}">
     <label>Your note (required) <textarea name="note" placeholder="What you checked before approving" required></textarea></label>
     <p class="muted small">Recorded as <strong>${viewer.name ?? ''}</strong>.</p>

@@ -25,6 +25,8 @@ export interface Viewer {
   session: boolean;
   /** A resolver or admin: the review forms are shown (the server refuses changes from anyone else anyway). */
   canDecide: boolean;
+  /** Signed in with the shared REVIEW_TOKEN: nobody in particular, so never one of the four eyes. */
+  sharedToken?: boolean;
 }
 
 const STYLE = trusted(`

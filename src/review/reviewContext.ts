@@ -66,6 +66,7 @@ export function createReviewContext(options: {
       role: person.role,
       session: who.kind === 'session',
       canDecide: mayDecide(person.role),
+      sharedToken: person.via === 'review-token',
     };
   }
 

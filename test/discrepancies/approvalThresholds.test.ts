@@ -336,6 +336,9 @@ describe('four eyes everywhere: the approval threshold is kept in the ledger and
         for (const id of [byScript, byPerson]) {
           const page = await app.inject({ method: 'GET', url: `/discrepancies/${id}`, headers: { cookie } });
           expect(page.statusCode).to.equal(200);
+          // The page offers the shared token no approval form, and says why where a proposal waits.
+          expect(page.body).not.to.contain(`action="/discrepancies/${id}/approval"`);
+          if (id === byPerson) expect(page.body).to.contain('Signed in with the shared review token');
           const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? '';
           expect(csrf, 'the page carries a CSRF token').to.not.equal('');
           const approval = await app.inject({
