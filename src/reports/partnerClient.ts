@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import axios from 'axios';
-import { apiSourceConfigProblems, type ResolvedApiSourceConfig } from './apiSourceConfig.js';
+import type { ResolvedApiSourceConfig } from './apiSourceConfig.js';
+import { apiSourceConfigProblems } from './apiSourceConfigProblems.js';
 import { PartnerApiError, withoutQuery } from './errors/PartnerApiError.js';
 import { type JsonValue, parseJsonKeepingNumbers } from './parseJsonKeepingNumbers.js';
 import type { ApiReadOptions } from './readApiReport.js';
