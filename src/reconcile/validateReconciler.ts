@@ -1,104 +1,12 @@
 import { validate as validCron } from 'node-cron';
-import { CSV_FIELDS, type CsvSourceConfig, csvSourceProblems } from '../reports/csvSourceConfig.js';
+import { type CsvSourceConfig, csvSourceProblems } from '../reports/csvSourceConfig.js';
 import { type FixedWidthSourceConfig, fixedWidthSourceProblems } from '../reports/fixedWidthSourceConfig.js';
 import { rowKindRuleProblems } from '../reports/rowKind.js';
 import { toMilliseconds } from '../shared/duration.js';
 import { closestName } from './closestName.js';
 import { ReconcilerConfigError } from './errors/ReconcilerConfigError.js';
+import { KNOWN_KEYS, PAGINATION_TYPES } from './knownConfigKeys.js';
 import type { ReconcilerConfig } from './reconcilerConfig.js';
-
-/** The keys each level of a reconciler may have; anything else is a typo or a setting that does not exist. */
-const KNOWN_KEYS = {
-  top: [
-    'partner',
-    'schedule',
-    'timezone',
-    'stuckAfter',
-    'settlementLag',
-    'deadline',
-    'maxRejectedRatio',
-    'match',
-    'coverage',
-    'minMatchedShare',
-    'clockSkew',
-    'source',
-  ],
-  match: ['by', 'amountTolerance', 'timeWindow', 'nearMiss'],
-  nearMiss: ['amountTolerance', 'timeWindow'],
-  coverage: ['from', 'to'],
-  fromFileName: ['pattern', 'dateFormat', 'period'],
-  csv: [
-    'type',
-    'path',
-    'delimiter',
-    'quote',
-    'encoding',
-    'skipLines',
-    'decimalSeparator',
-    'thousandsSeparator',
-    'dateFormat',
-    'columns',
-    'kind',
-    'amount',
-    'records',
-    'timeZoneAbbreviations',
-  ],
-  fixedWidth: ['type', 'path', 'encoding', 'recordLength', 'recordType', 'header', 'trailer', 'records'],
-  fixedWidthRecord: ['fields', 'ignored', 'inherit', 'columns', 'executedAt', 'kind', 'amount'],
-  fixedWidthHeader: ['type', 'fields', 'period', 'expect'],
-  fixedWidthTrailer: ['type', 'count'],
-  fixedWidthField: ['name', 'start', 'length', 'impliedDecimals'],
-  fixedWidthColumns: [
-    'reference',
-    'partnerReference',
-    'amount',
-    'currency',
-    'settlementAmount',
-    'settlementCurrency',
-  ],
-  executedAt: ['date', 'dateFormat', 'time', 'timeFormat'],
-  records: ['typeColumn', 'header', 'data', 'ignore', 'coverage', 'counts', 'end'],
-  recordsCoverage: ['record', 'from', 'to', 'dateFormat'],
-  recordsCount: ['record', 'position', 'since'],
-  api: [
-    'type',
-    'mode',
-    'baseUrl',
-    'path',
-    'auth',
-    'pagination',
-    'itemsField',
-    'query',
-    'window',
-    'fields',
-    'timeoutMs',
-    'retries',
-    'retryBaseMs',
-    'maxBodyBytes',
-    'maxPages',
-    'listingTimeoutMs',
-    'lookup',
-    'kind',
-    'amount',
-    'dateFormat',
-    'amountMayBeMissing',
-  ],
-  columns: [...CSV_FIELDS],
-  // A listing's items carry their own offsets: a time-zone field is a CSV column only.
-  fields: CSV_FIELDS.filter((field) => field !== 'timeZone'),
-  auth: ['header', 'env', 'scheme', 'basic'],
-  basic: ['usernameEnv', 'passwordEnv'],
-  window: ['fromParam', 'toParam', 'format'],
-  lookup: ['path', 'itemsField', 'notFound'],
-  cursor: ['type', 'cursorParam', 'nextCursorField', 'limitParam', 'limit'],
-  page: ['type', 'pageParam', 'sizeParam', 'size', 'firstPage'],
-  none: ['type'],
-  next: ['type', 'nextField'],
-  link: ['type'],
-  hasMore: ['type', 'hasMoreField', 'idField', 'afterParam', 'limitParam', 'limit'],
-} as const;
-
-const PAGINATION_TYPES = ['cursor', 'page', 'next', 'link', 'hasMore', 'none'] as const;
 
 type Problems = string[];
 
