@@ -1,7 +1,5 @@
 import { performance } from 'node:perf_hooks';
 import type { Pool, PoolClient } from 'pg';
-import { PartnerApiError } from '../reports/errors/PartnerApiError.js';
-import { ReportFormatError } from '../reports/errors/ReportFormatError.js';
 import { capText } from '../shared/capText.js';
 import type { Logger } from '../shared/logger.js';
 import { withoutCredentials } from '../shared/withoutCredentials.js';
@@ -23,6 +21,7 @@ import {
 } from './reconciliationResult.js';
 import { recordOtherRows } from './recordOtherRows.js';
 import { rejectOutsideCoverage } from './rejectOutsideCoverage.js';
+import { errorMessage, isAbort, isExpectedFailure } from './runFailure.js';
 import { RunHeartbeat } from './runHeartbeat.js';
 import { type RunProgressListener, reportProgress } from './runProgress.js';
 import type { RunSettings } from './runSettings.js';
@@ -311,12 +310,8 @@ export async function runOnce(
     report.discrepancies = zeroDiscrepancies();
     report.coverage = null;
     report.rowsByKind = zeroRowsByKind();
-    const expected =
-      error instanceof RunAbortedError ||
-      error instanceof RunAbandonedError ||
-      error instanceof TooManyRejectedRowsError ||
-      isReportProblem(error);
-    if (expected) log.warn({ runId, error: report.error }, 'reconciliation run failed; nothing applied');
+    if (isExpectedFailure(error))
+      log.warn({ runId, error: report.error }, 'reconciliation run failed; nothing applied');
     else
       log.error(
         {
@@ -377,23 +372,6 @@ function describeTarget(context: RunContext, target: RunTarget): string {
   const base = withoutCredentials(source.config.baseUrl).replace(/\/+$/, '');
   if (source.mode === 'lookup') return `${base}${source.config.lookup?.path ?? ''}`;
   return `${base}${source.config.path}`;
-}
-
-function isAbort(error: unknown): boolean {
-  return error instanceof RunAbortedError || (error instanceof PartnerApiError && error.code === 'aborted');
-}
-
-function isReportProblem(error: unknown): boolean {
-  return (
-    error instanceof ReportFormatError ||
-    error instanceof PartnerApiError ||
-    (error as NodeJS.ErrnoException)?.code === 'ENOENT'
-  );
-}
-
-/** The error as stored and logged: no URL credentials, and capped ({@link capText}). */
-function errorMessage(error: unknown): string {
-  return capText(withoutCredentials(error instanceof Error ? error.message : String(error)));
 }
 
 /** jsonb and text cannot hold NUL characters. */
