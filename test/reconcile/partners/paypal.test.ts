@@ -47,6 +47,24 @@ describe('shipped partner: paypal (Settlement Report, STL)', () => {
     };
   }
 
+  /**
+   * A copy of the fixture with a second section after the first: the SH record `header`, the column
+   * header, order-2011's payment (a copy of order-2001's) and its SC, the file footer counting it.
+   */
+  function withSecondSection(name: string, header: string): string {
+    return variant(name, (lines) => {
+      const sc = lines.indexOf('"SC",10');
+      const section = [
+        header,
+        lines[3]!,
+        lines[4]!.replaceAll('1AB00000000000001', '1AB00000000000011').replace('order-2001', 'order-2011'),
+        '"SC",1',
+      ];
+      const changed = [...lines.slice(0, sc + 1), ...section, ...lines.slice(sc + 1)];
+      return changed.map((line) => (line === '"FF",10' ? '"FF",11' : line));
+    });
+  }
+
   /** A copy of the fixture with some lines changed, in the suite's temp dir. */
   function variant(name: string, change: (lines: string[]) => string[]): string {
     const file = join(fx.dir, name);
@@ -151,7 +169,7 @@ describe('shipped partner: paypal (Settlement Report, STL)', () => {
     );
     await place(fx.sql, yen, { startedAt: new Date('2026-11-30T17:14:00Z') });
     // order-2001's payment and its refund become a 100-yen payment of order-2006 and its refund.
-    const file = variant('STL-20261130.12.009.CSV', (lines) =>
+    const file = variant('STL-20261130.13.009.CSV', (lines) =>
       lines.map((line) =>
         line.includes('"order-2001"')
           ? line.replace('"order-2001"', '"order-2006"').replace(',2500,"USD"', ',10000,"JPY"')
@@ -369,17 +387,10 @@ describe('shipped partner: paypal (Settlement Report, STL)', () => {
     it('two sections declaring two different days share no period: nothing is proven absent, and the run says so', async () => {
       const partner = partnerName('paypal');
       const ids = await intents(partner);
-      const file = variant('STL-20261130.09.009.CSV', (lines) => {
-        const sc = lines.indexOf('"SC",10');
-        const nextDay = [
-          '"SH",2026/12/01 00:00:00 -0800,2026/12/01 23:59:59 -0800,"MERCHANT0001",""',
-          lines[3]!,
-          lines[4]!.replaceAll('1AB00000000000001', '1AB00000000000011').replace('order-2001', 'order-2011'),
-          '"SC",1',
-        ];
-        const changed = [...lines.slice(0, sc + 1), ...nextDay, ...lines.slice(sc + 1)];
-        return changed.map((line) => (line === '"FF",10' ? '"FF",11' : line));
-      });
+      const file = withSecondSection(
+        'STL-20261130.09.009.CSV',
+        '"SH",2026/12/01 00:00:00 -0800,2026/12/01 23:59:59 -0800,"MERCHANT0001",""',
+      );
       const [report] = await reconcile({ pool: fx.sql, reconciler: config(partner, file), file });
       expect(report.status, `error: ${report.error}`).to.equal('succeeded');
       expect(report.coverage).to.equal(null);
@@ -393,17 +404,10 @@ describe('shipped partner: paypal (Settlement Report, STL)', () => {
     it('two sections whose periods overlap cover only what both declare', async () => {
       const partner = partnerName('paypal');
       const ids = await intents(partner);
-      const file = variant('STL-20261130.12.009.CSV', (lines) => {
-        const sc = lines.indexOf('"SC",10');
-        const morning = [
-          '"SH",2026/11/30 00:00:00 -0800,2026/11/30 12:15:00 -0800,"MERCHANT0002",""',
-          lines[3]!,
-          lines[4]!.replaceAll('1AB00000000000001', '1AB00000000000011').replace('order-2001', 'order-2011'),
-          '"SC",1',
-        ];
-        const changed = [...lines.slice(0, sc + 1), ...morning, ...lines.slice(sc + 1)];
-        return changed.map((line) => (line === '"FF",10' ? '"FF",11' : line));
-      });
+      const file = withSecondSection(
+        'STL-20261130.12.009.CSV',
+        '"SH",2026/11/30 00:00:00 -0800,2026/11/30 12:15:00 -0800,"MERCHANT0002",""',
+      );
       const [report] = await reconcile({ pool: fx.sql, reconciler: config(partner, file), file });
       expect(report.status, `error: ${report.error}`).to.equal('succeeded');
       // The whole day and its first half and a quarter: the latter (08:00Z to 20:15Z).
