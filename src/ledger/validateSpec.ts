@@ -1,4 +1,5 @@
-import { assertAmount, assertCurrency, currencyMinorUnits, writtenDecimals } from '../shared/money.js';
+import { iso4217MinorUnits } from '../shared/iso4217MinorUnits.js';
+import { assertAmount, assertCurrency, writtenDecimals } from '../shared/money.js';
 import type { IntentSpec } from '../shared/types.js';
 
 /** An intent spec checked and normalised before anything is written. */
@@ -80,7 +81,7 @@ function assertAmountFitsCurrency(
     );
   }
   if (currency === null || subMinorUnitPartners.has(partner)) return;
-  const allowed = currencyMinorUnits(currency);
+  const allowed = iso4217MinorUnits(currency);
   // A code without a minor unit (XAU, XDR) limits nothing.
   if (allowed === null) return;
   const written = writtenDecimals(amount);

@@ -115,7 +115,7 @@ type ConventionResult = { ok: true; value: string } | { ok: false; reason: strin
  * code has no minor unit (XAU).
  */
 export function minorUnitDigits(currency: string): number | undefined {
-  if (!/^[A-Z]{3}$/.test(currency) || !isKnownCurrency(currency)) return undefined;
+  if (!isKnownCurrency(currency)) return undefined;
   return iso4217MinorUnits(currency) ?? undefined;
 }
 

@@ -1,5 +1,3 @@
-import { iso4217MinorUnits } from './iso4217MinorUnits.js';
-
 /**
  * Money travels as decimal strings and is stored as PostgreSQL `numeric`: never a JS number, which
  * cannot hold 0.1 exactly. Arithmetic goes through decimal.js.
@@ -45,20 +43,13 @@ export function assertCurrency(currency: string, field = 'currency'): string {
   return currency;
 }
 
-/** Whether the currency data knows `code` (three upper-case letters), as assertCurrency requires. */
+/** Whether `code` is three upper-case letters the currency data knows, as assertCurrency requires. */
 export function isKnownCurrency(code: string): boolean {
   if (knownCurrencies.has(code)) return true;
+  if (!CURRENCY.test(code)) return false;
   if (currencyNames.of(code) === undefined) return false;
   knownCurrencies.add(code);
   return true;
-}
-
-/**
- * The currency's ISO 4217 minor unit (JPY 0, BRL 2, KWD 3; see iso4217MinorUnits), or null for a code
- * without one (XAU, XDR, ...). `currency` must have passed `assertCurrency`.
- */
-export function currencyMinorUnits(currency: string): number | null {
-  return iso4217MinorUnits(currency);
 }
 
 /** How many decimals an amount that passed `assertAmount` is written with ("10" 0, "10.50" 2). */
