@@ -2,7 +2,7 @@ import type { Queryable } from '../database/queryable.js';
 import type { Coverage } from './coverage.js';
 import { probeOrJoin, probesTable } from './probeOrJoin.js';
 import type { ResolvedMatch } from './runSettings.js';
-import { notKnown } from './storePartnerRecords.js';
+import { notKnown, RECORD_COLUMNS } from './storePartnerRecords.js';
 import { stuckCondition } from './stuckCondition.js';
 
 export interface CandidateInput {
@@ -214,17 +214,7 @@ export async function collectStoredEvidence(db: Queryable): Promise<void> {
     await probesTable(db, 'partner_records', 'rec_intents'),
     'partner_records',
     'pr',
-    [
-      'id',
-      'identity',
-      'line',
-      'run_id',
-      'reference',
-      'partner_reference',
-      'amount',
-      'currency',
-      'executed_at',
-    ],
+    RECORD_COLUMNS,
     `pr.intent_id = c.intent_id AND pr.kind = 'execution'`,
   );
   await db.query(

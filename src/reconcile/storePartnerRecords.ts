@@ -1,6 +1,19 @@
 import type { Queryable } from '../database/queryable.js';
 import { probeOrJoin, probesTable } from './probeOrJoin.js';
 
+/** The columns of a stored record that the run reads back: what evidence and discrepancies show of it. */
+export const RECORD_COLUMNS = [
+  'id',
+  'identity',
+  'line',
+  'run_id',
+  'reference',
+  'partner_reference',
+  'amount',
+  'currency',
+  'executed_at',
+] as const;
+
 /**
  * Finds the rows of this report that some earlier run already stored (a re-run, overlapping reports), into
  * `rec_known`: the report's line and the stored record. Runs before anything of this run is stored, under
@@ -17,18 +30,7 @@ export async function findKnownRecords(db: Queryable, partner: string): Promise<
     await probesTable(db, 'partner_records', 'rec_report'),
     'partner_records',
     'pr',
-    [
-      'id',
-      'identity',
-      'line',
-      'run_id',
-      'reference',
-      'partner_reference',
-      'amount',
-      'currency',
-      'executed_at',
-      'intent_id',
-    ],
+    [...RECORD_COLUMNS, 'intent_id'],
     'pr.partner = $1 AND pr.identity = r.identity',
   );
   const known = await db.query(
