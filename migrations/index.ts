@@ -12,6 +12,7 @@ import { RowKinds1000000000011 } from './0011-row-kinds.js';
 import { NoRowTriggerOnIntents1000000000014 } from './0014-no-row-trigger-on-intents.js';
 import { ApprovalThresholds1000000000016 } from './0016-approval-thresholds.js';
 import { FourEyesJudgesBothRows1000000000017 } from './0017-four-eyes-judges-both-rows.js';
+import { ProposalKeepsItsAmount1000000000018 } from './0018-proposal-keeps-its-amount.js';
 
 /** Every migration, in order. A new migration is a new numbered file plus one line here. */
 export const migrations = [
@@ -29,4 +30,5 @@ export const migrations = [
   NoRowTriggerOnIntents1000000000014,
   ApprovalThresholds1000000000016,
   FourEyesJudgesBothRows1000000000017,
+  ProposalKeepsItsAmount1000000000018,
 ];

@@ -46,7 +46,9 @@ CREATE TABLE discrepancy_proposals (
   action text NOT NULL,
   proposed_by text NOT NULL,
   note text NOT NULL,
-  proposed_at timestamp with time zone NOT NULL DEFAULT now()
+  proposed_at timestamp with time zone NOT NULL DEFAULT now(),
+  amount_at_risk numeric,
+  currency text
 );
 
 CREATE TABLE inbox (

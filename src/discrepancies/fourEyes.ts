@@ -74,14 +74,17 @@ export async function propose(
   const note = input.note.trim();
   if (!note) throw new NoteRequiredError(action);
   await inTransaction(db, async (client) => {
-    const status = await lockStatus(client, id);
+    const { status } = await lockDiscrepancy(client, id);
     if (!canApply(action, status))
       throw new ApprovalError(
         'TRANSITION_NOT_ALLOWED',
         `discrepancy ${id} is ${status}: it cannot be ${action}d`,
       );
+    // The amount and currency are copied from the locked row, so the proposal is about exactly what the
+    // proposer was shown (migration 0018).
     const inserted = await client.query(
-      `INSERT INTO discrepancy_proposals (discrepancy_id, action, proposed_by, note) VALUES ($1, $2, $3, $4)
+      `INSERT INTO discrepancy_proposals (discrepancy_id, action, proposed_by, note, amount_at_risk, currency)
+       SELECT id, $2, $3, $4, amount_at_risk, currency FROM discrepancies WHERE id = $1
        ON CONFLICT (discrepancy_id) DO NOTHING RETURNING discrepancy_id`,
       [id, action, input.by, note],
     );
@@ -101,7 +104,10 @@ export async function propose(
 /**
  * `by` decides on the waiting proposal: `approve` applies it (status changes, history row by `by` naming the
  * proposer), `reject` drops it (history row, status unchanged). The proposer cannot decide on their own
- * proposal (ApprovalError `OWN_PROPOSAL`).
+ * proposal (ApprovalError `OWN_PROPOSAL`). A proposal is approved only for the amount at risk and currency
+ * it was made on: when the discrepancy has another now, approving withdraws the proposal (history row,
+ * status unchanged, committed) and throws ApprovalError `PROPOSAL_STALE`, so the changed discrepancy is
+ * proposed and judged again by two people.
  */
 export async function decideProposal(
   db: TransactionalDb,
@@ -111,10 +117,23 @@ export async function decideProposal(
 ): Promise<ApprovableAction> {
   const note = input.note.trim();
   if (!note) throw new NoteRequiredError(decision);
-  return inTransaction(db, async (client) => {
-    const status = await lockStatus(client, id);
-    const found = await client.query<{ action: ApprovableAction; proposed_by: string }>(
-      'SELECT action, proposed_by FROM discrepancy_proposals WHERE discrepancy_id = $1 FOR UPDATE',
+  const decided = await inTransaction(db, async (client): Promise<Decided> => {
+    const locked = await lockDiscrepancy(client, id);
+    const { status } = locked;
+    // `same_money`: the discrepancy (locked above) still has the amount, compared as numeric (1.0 = 1.00),
+    // and the currency the proposal was made on.
+    const found = await client.query<{
+      action: ApprovableAction;
+      proposed_by: string;
+      amount_at_risk: string | null;
+      currency: string | null;
+      same_money: boolean;
+    }>(
+      `SELECT p.action, p.proposed_by, p.amount_at_risk::text, p.currency,
+              p.amount_at_risk IS NOT DISTINCT FROM d.amount_at_risk
+                AND p.currency IS NOT DISTINCT FROM d.currency AS same_money
+         FROM discrepancy_proposals p JOIN discrepancies d ON d.id = p.discrepancy_id
+        WHERE p.discrepancy_id = $1 FOR UPDATE OF p`,
       [id],
     );
     const proposal = found.rows[0];
@@ -125,6 +144,20 @@ export async function decideProposal(
         `you proposed to ${proposal.action} discrepancy ${id}: a second resolver must ${decision} it`,
       );
     await client.query('DELETE FROM discrepancy_proposals WHERE discrepancy_id = $1', [id]);
+    if (decision === 'approve' && !proposal.same_money) {
+      const was = moneyText(proposal.amount_at_risk, proposal.currency);
+      const now = moneyText(locked.amount_at_risk, locked.currency);
+      await history(
+        client,
+        id,
+        status,
+        status,
+        input.by,
+        `cannot approve ${proposal.proposed_by}'s proposal to ${proposal.action}: it was made on ${was} at ` +
+          `risk and the discrepancy now has ${now}; the proposal is withdrawn, propose again`,
+      );
+      return { stale: { proposedBy: proposal.proposed_by, action: proposal.action, was, now } };
+    }
     if (decision === 'reject') {
       await history(
         client,
@@ -134,7 +167,7 @@ export async function decideProposal(
         input.by,
         `rejects ${proposal.proposed_by}'s proposal to ${proposal.action}: ${note}`,
       );
-      return proposal.action;
+      return { action: proposal.action };
     }
     if (!canApply(proposal.action, status))
       throw new ApprovalError(
@@ -154,18 +187,42 @@ export async function decideProposal(
       input.by,
       `approves ${proposal.proposed_by}'s proposal to ${proposal.action}: ${note}`,
     );
-    return proposal.action;
+    return { action: proposal.action };
   });
+  if ('stale' in decided) {
+    const { stale } = decided;
+    throw new ApprovalError(
+      'PROPOSAL_STALE',
+      `${stale.proposedBy}'s proposal to ${stale.action} discrepancy ${id} was made on ${stale.was} at risk, ` +
+        `and it now has ${stale.now}: the proposal is withdrawn; look at the discrepancy again and propose anew`,
+    );
+  }
+  return decided.action;
 }
 
-async function lockStatus(client: PoolClient, id: string): Promise<DiscrepancyStatus> {
-  const locked = await client.query<{ status: DiscrepancyStatus }>(
-    'SELECT status FROM discrepancies WHERE id = $1 FOR UPDATE',
+/** What deciding did: applied or dropped the proposal's action, or found it stale (and withdrew it). */
+type Decided =
+  | { action: ApprovableAction }
+  | { stale: { proposedBy: string; action: ApprovableAction; was: string; now: string } };
+
+interface LockedDiscrepancy {
+  status: DiscrepancyStatus;
+  amount_at_risk: string | null;
+  currency: string | null;
+}
+
+async function lockDiscrepancy(client: PoolClient, id: string): Promise<LockedDiscrepancy> {
+  const locked = await client.query<LockedDiscrepancy>(
+    'SELECT status, amount_at_risk::text, currency FROM discrepancies WHERE id = $1 FOR UPDATE',
     [id],
   );
-  const status = locked.rows[0]?.status;
-  if (status === undefined) throw new ApprovalError('NOT_FOUND', `discrepancy ${id} does not exist`);
-  return status;
+  const row = locked.rows[0];
+  if (row === undefined) throw new ApprovalError('NOT_FOUND', `discrepancy ${id} does not exist`);
+  return row;
+}
+
+function moneyText(amount: string | null, currency: string | null): string {
+  return amount === null ? 'an unknown amount' : `${amount}${currency ? ` ${currency}` : ''}`;
 }
 
 function history(

@@ -42,7 +42,9 @@ const executions = (alias: string) => `COALESCE((${alias}.details->>'executions'
  * still open (or acknowledged) updates that discrepancy (amount at risk, summary, rows) and says so in its
  * history, keeping its status; if the intent's duplicates were all settled (resolved or dismissed), the new
  * execution opens a new one (its dedupe key carries the count, so a re-run raises it once). A flag that adds
- * no execution to what a discrepancy already shows is dropped here or, as before, by its dedupe key.
+ * no execution to what a discrepancy already shows is dropped here or, as before, by its dedupe key. A
+ * four-eyes proposal waiting on a duplicate that grows is withdrawn, with a history row: it was made on the
+ * smaller amount (migration 0018), and the approval would otherwise apply it to executions nobody judged.
  */
 async function followDuplicates(db: Queryable, actor: string): Promise<void> {
   await db.query(
@@ -53,10 +55,19 @@ async function followDuplicates(db: Queryable, actor: string): Promise<void> {
          FROM rec_flags f
         WHERE f.kind = 'duplicate_execution' AND d.kind = 'duplicate_execution' AND d.intent_id = f.intent_id
           AND d.status IN ('open', 'acknowledged') AND ${executions('d')} < ${executions('f')}
-        RETURNING d.id, d.status, f.summary
+        RETURNING d.id, d.status, f.summary, d.amount_at_risk, d.currency
+     ), withdrawn AS (
+       DELETE FROM discrepancy_proposals p USING grown g WHERE p.discrepancy_id = g.id
+       RETURNING p.discrepancy_id, p.action, p.proposed_by, p.amount_at_risk
      )
      INSERT INTO discrepancy_history (discrepancy_id, from_status, to_status, actor, note)
-     SELECT id, status, status, $1, 'The partner reports a further execution. ' || summary FROM grown`,
+     SELECT id, status, status, $1, 'The partner reports a further execution. ' || summary FROM grown
+     UNION ALL
+     SELECT g.id, g.status, g.status, $1,
+            format('%s''s proposal to %s, made on %s %s at risk, is withdrawn: the amount at risk is now %s %s; '
+                   'propose again', w.proposed_by, w.action, coalesce(w.amount_at_risk::text, 'an unknown amount'),
+                   coalesce(g.currency, ''), g.amount_at_risk, coalesce(g.currency, ''))
+       FROM withdrawn w JOIN grown g ON g.id = w.discrepancy_id`,
     [actor],
   );
   await db.query(

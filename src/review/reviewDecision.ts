@@ -108,6 +108,7 @@ export function refusalOf(error: unknown): Refusal | null {
     case 'PROPOSAL_PENDING':
     case 'NO_PROPOSAL':
     case 'OWN_PROPOSAL':
+    case 'PROPOSAL_STALE':
     case 'TRANSITION_NOT_ALLOWED':
       return { status: 409, code, message: capitalise(message) };
     case 'NOT_FOUND':

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { setApprovalThreshold } from '../../src/discrepancies/approvalThresholds.js';
-import { decideProposal, propose } from '../../src/discrepancies/fourEyes.js';
+import { ApprovalError } from '../../src/discrepancies/errors/ApprovalError.js';
+import { decideProposal, pendingProposal, propose } from '../../src/discrepancies/fourEyes.js';
 import { type ReconciliationResult, reconcile } from '../../src/reconcile/reconcile.js';
 import type { ReconcilerConfig } from '../../src/reconcile/reconcilerConfig.js';
-import { rejectionOf } from '../support/fixtures.js';
 import {
   type CsvRow,
   csvReconciler,
@@ -17,6 +17,8 @@ import {
   useReconcileFixture,
   writeCsv,
 } from '../reconcile/support.js';
+import { rejectionOf } from '../support/fixtures.js';
+import { raise } from './seed.js';
 
 /**
  * Four eyes approves what the proposer saw. A duplicate that is still open keeps up with the partner (a
@@ -75,12 +77,86 @@ describe('four eyes: a proposal does not outlive a change of the amount it was m
     const [grown] = await discrepanciesOf(fx.sql, partner);
     expect(grown).to.deep.include({ amount_at_risk: '300.00', status: 'open' });
 
+    // The run that grew it withdrew Ana's proposal, and says so where the reviewers look.
+    expect(await pendingProposal(fx.sql, id)).to.equal(null);
+    const notes = await historyNotes(id);
+    expect(notes.at(-1)).to.equal(
+      "ana's proposal to dismiss, made on 150.00 BRL at risk, is withdrawn: the amount at risk is now 300.00 BRL; propose again",
+    );
+    expect(notes.at(-2)).to.match(/^The partner reports a further execution\. /);
+
     // Bea approves "Ana's proposal": nobody ever looked at the third charge.
     const refused = await rejectionOf(
       decideProposal(fx.sql, id, 'approve', { note: 'ok, refund confirmed', by: 'bea' }),
     );
-    expect(refused, 'a proposal made at 150.00 at risk applied to 300.00').to.be.instanceOf(Error);
+    expect(refused, 'a proposal made at 150.00 at risk applied to 300.00').to.be.instanceOf(ApprovalError);
+    expect((refused as ApprovalError).code).to.equal('NO_PROPOSAL');
     const [after] = await discrepanciesOf(fx.sql, partner);
     expect(after.status).to.equal('open');
   });
+
+  it('an amount changed by any other path: approving withdraws the proposal (committed) and throws PROPOSAL_STALE', async () => {
+    const id = await raise(fx.sql, {
+      partner: partnerName('stale-sql'),
+      amountAtRisk: '150.00',
+      currency: 'BRL',
+    });
+    await propose(fx.sql, id, 'resolve', { note: 'refunded, see ticket 12', by: 'ana' });
+    // A program's own UPDATE may raise an amount at risk (the trigger of migration 0017 stops only the
+    // changes that take a big one down or settle it alone).
+    await fx.sql.query(`UPDATE discrepancies SET amount_at_risk = 450.00 WHERE id = $1`, [id]);
+
+    const refused = await rejectionOf(decideProposal(fx.sql, id, 'approve', { note: 'ok', by: 'bea' }));
+    expect(refused).to.be.instanceOf(ApprovalError);
+    expect((refused as ApprovalError).code).to.equal('PROPOSAL_STALE');
+    expect((refused as Error).message)
+      .to.include('150.00 BRL')
+      .and.include('450.00 BRL');
+    const { rows } = await fx.sql.query('SELECT status FROM discrepancies WHERE id = $1', [id]);
+    expect(rows[0].status).to.equal('open');
+    // Withdrawn for good (not rolled back with the refusal), and the history says who found it stale.
+    expect(await pendingProposal(fx.sql, id)).to.equal(null);
+    const history = await fx.sql.query<{
+      actor: string;
+      note: string;
+      from_status: string;
+      to_status: string;
+    }>(
+      'SELECT actor, note, from_status, to_status FROM discrepancy_history WHERE discrepancy_id = $1 ORDER BY id',
+      [id],
+    );
+    expect(history.rows.at(-1)).to.deep.equal({
+      actor: 'bea',
+      from_status: 'open',
+      to_status: 'open',
+      note:
+        "cannot approve ana's proposal to resolve: it was made on 150.00 BRL at risk and the discrepancy now " +
+        'has 450.00 BRL; the proposal is withdrawn, propose again',
+    });
+
+    // Proposed again on the amount it has now, a second person can approve it.
+    await propose(fx.sql, id, 'resolve', { note: 'all three refunded, ticket 12', by: 'ana' });
+    expect(await decideProposal(fx.sql, id, 'approve', { note: 'checked', by: 'bea' })).to.equal('resolve');
+    const done = await fx.sql.query('SELECT status FROM discrepancies WHERE id = $1', [id]);
+    expect(done.rows[0].status).to.equal('resolved');
+  });
+
+  it('the same amount written another way (150 for 150.00) is not a change: the approval applies', async () => {
+    const id = await raise(fx.sql, {
+      partner: partnerName('stale-same'),
+      amountAtRisk: '150.00',
+      currency: 'BRL',
+    });
+    await propose(fx.sql, id, 'dismiss', { note: 'duplicate of #9', by: 'ana' });
+    await fx.sql.query(`UPDATE discrepancies SET amount_at_risk = 150 WHERE id = $1`, [id]);
+    expect(await decideProposal(fx.sql, id, 'approve', { note: 'agreed', by: 'bea' })).to.equal('dismiss');
+  });
+
+  async function historyNotes(id: string): Promise<string[]> {
+    const { rows } = await fx.sql.query<{ note: string }>(
+      'SELECT note FROM discrepancy_history WHERE discrepancy_id = $1 ORDER BY id',
+      [id],
+    );
+    return rows.map((row) => row.note);
+  }
 });
