@@ -15,6 +15,13 @@ export interface ReviewInput {
   by: string;
   /** Optionally (re)assign the discrepancies to someone in the same change. */
   assignee?: string;
+  /**
+   * A stricter approval threshold than the ledger's (a review site's `approvalThreshold`), in every
+   * currency's major units: resolving or dismissing above it is refused as above the ledger's is. Checked
+   * with the ledger's, under the row lock, so an amount at risk that grows between a caller's own check
+   * and the change cannot slip under it.
+   */
+  approvalThreshold?: string;
 }
 
 /** What a review transaction needs: a pool to check a client out of (for its own transaction). */
@@ -43,6 +50,7 @@ export async function reviewDiscrepancies(
     note,
     by,
     assignee,
+    stricterThreshold: input.approvalThreshold,
   });
 }
 
@@ -77,17 +85,22 @@ function checkInput(action: string, input: ReviewInput): { note: string; by: str
   return { note, by, assignee };
 }
 
+/** One review change: each row's new status, the history's note and actor, and what may refuse it. */
+interface Change {
+  to: (status: DiscrepancyStatus) => DiscrepancyStatus;
+  note: string;
+  by: string;
+  assignee?: string;
+  /** ReviewInput.approvalThreshold. */
+  stricterThreshold?: string;
+}
+
 async function lockAndChange(
   db: TransactionalDb,
   ids: string[],
   action: ReviewAction | 'assign',
   allowed: (status: DiscrepancyStatus) => boolean,
-  change: {
-    to: (status: DiscrepancyStatus) => DiscrepancyStatus;
-    note: string;
-    by: string;
-    assignee?: string;
-  },
+  change: Change,
 ): Promise<{ changed: string[] }> {
   const { valid, invalid } = normaliseIds(ids);
   if (valid.length === 0 && invalid.length === 0) return { changed: [] };
@@ -117,12 +130,7 @@ async function changeLocked(
   invalid: string[],
   action: ReviewAction | 'assign',
   allowed: (status: DiscrepancyStatus) => boolean,
-  change: {
-    to: (status: DiscrepancyStatus) => DiscrepancyStatus;
-    note: string;
-    by: string;
-    assignee?: string;
-  },
+  change: Change,
 ): Promise<string[]> {
   // ORDER BY id with FOR UPDATE: PostgreSQL locks rows in the order it returns them, so every request locks
   // in the same global order and two bulk requests on overlapping ids wait for each other instead of
@@ -135,10 +143,10 @@ async function changeLocked(
     threshold: string | null;
     big: boolean;
   }>(
-    `SELECT id, status, approval_threshold_for(currency)::text AS threshold,
-            coalesce(abs(amount_at_risk) > approval_threshold_for(currency), false) AS big
+    `SELECT id, status, least(approval_threshold_for(currency), $2::numeric)::text AS threshold,
+            coalesce(abs(amount_at_risk) > least(approval_threshold_for(currency), $2::numeric), false) AS big
        FROM discrepancies WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`,
-    [ids],
+    [ids, change.stricterThreshold ?? null],
   );
   const found = new Map(locked.rows.map((row) => [row.id, row]));
   const needsApproval = action === 'resolve' || action === 'dismiss';
@@ -161,6 +169,9 @@ async function changeLocked(
   if (refused.length > 0) throw new DiscrepancyTransitionError(action, refused);
 
   const toStatuses = locked.rows.map((row) => change.to(row.status));
+  // A proposal still waiting on a discrepancy this change settles (proposed while it was above the
+  // threshold, settled after the threshold was raised) is withdrawn with a history row: otherwise its page
+  // would go on asking a second resolver for a decision that can no longer be taken.
   await client.query(
     `WITH changes AS (
        SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) AS c(id, from_status, to_status)
@@ -169,9 +180,22 @@ async function changeLocked(
           SET status = c.to_status, assignee = coalesce($6::text, d.assignee), updated_at = now()
          FROM changes c
         WHERE d.id = c.id
+     ), withdrawn AS (
+       DELETE FROM discrepancy_proposals p USING changes c
+        WHERE p.discrepancy_id = c.id AND c.to_status IN ('resolved', 'dismissed')
+       RETURNING p.discrepancy_id, p.action, p.proposed_by
      )
      INSERT INTO discrepancy_history (discrepancy_id, from_status, to_status, actor, note, assignee)
-     SELECT c.id, c.from_status, c.to_status, $4, $5, $6 FROM changes c ORDER BY c.id`,
+     SELECT id, from_status, to_status, actor, note, assignee
+       FROM (SELECT c.id, 1 AS step, c.from_status, c.to_status, $4 AS actor, $5 AS note, $6 AS assignee
+               FROM changes c
+             UNION ALL
+             SELECT c.id, 2, c.to_status, c.to_status, $4,
+                    format('%s''s proposal to %s is withdrawn: the discrepancy is %s', w.proposed_by, w.action,
+                           c.to_status),
+                    NULL
+               FROM withdrawn w JOIN changes c ON c.id = w.discrepancy_id) entries
+      ORDER BY id, step`,
     [
       locked.rows.map((row) => row.id),
       locked.rows.map((row) => row.status),

@@ -86,7 +86,10 @@ export function registerDiscrepancyApi(app: FastifyInstance, ctx: ReviewContext)
           request.log.info({ action, id, by: input.by }, 'review: proposal (four eyes, api)');
           return reply.code(202).send({ changed: [], awaitingApproval: await pendingProposal(pool, id) });
         }
-        const { changed } = await reviewDiscrepancies(pool, [id], action, input);
+        const { changed } = await reviewDiscrepancies(pool, [id], action, {
+          ...input,
+          approvalThreshold: ctx.approvalThreshold,
+        });
         request.log.info({ action, id, by: input.by }, 'review: change (api)');
         const detail = await getDiscrepancy(pool, id);
         return reply.send({ changed, discrepancy: detail ? detailJson(detail) : null });

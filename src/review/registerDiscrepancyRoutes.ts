@@ -118,7 +118,10 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
       return reply.redirect(back, 303);
     }
     try {
-      const { changed } = await reviewDiscrepancies(pool, ids, action, input);
+      const { changed } = await reviewDiscrepancies(pool, ids, action, {
+        ...input,
+        approvalThreshold: ctx.approvalThreshold,
+      });
       request.log.info({ action, ids: changed, by: input.by }, 'review: bulk change');
       setFlash(request, {
         kind: 'ok',
@@ -168,7 +171,7 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
         });
         return reply.redirect(`/discrepancies/${id}`, 303);
       }
-      await reviewDiscrepancies(pool, [id], action, input);
+      await reviewDiscrepancies(pool, [id], action, { ...input, approvalThreshold: ctx.approvalThreshold });
     } catch (error) {
       const refusal = refusalOf(error);
       if (!refusal) throw error;

@@ -1,7 +1,9 @@
 import { expect } from 'chai';
 import { setApprovalThreshold } from '../../src/discrepancies/approvalThresholds.js';
 import { ApprovalError } from '../../src/discrepancies/errors/ApprovalError.js';
+import { DiscrepancyTransitionError } from '../../src/discrepancies/errors/DiscrepancyTransitionError.js';
 import { decideProposal, pendingProposal, propose } from '../../src/discrepancies/fourEyes.js';
+import { reviewDiscrepancies } from '../../src/discrepancies/reviewDiscrepancies.js';
 import { type ReconciliationResult, reconcile } from '../../src/reconcile/reconcile.js';
 import type { ReconcilerConfig } from '../../src/reconcile/reconcilerConfig.js';
 import {
@@ -25,7 +27,7 @@ import { raise } from './seed.js';
  * further execution raises its amount at risk, raiseFlags.ts), so a proposal made before that is about a
  * smaller problem than the one a second resolver would apply it to.
  */
-describe('four eyes: a proposal does not outlive a change of the amount it was made on', function () {
+describe('four eyes: a proposal does not outlive the amount it was made on, nor its discrepancy', function () {
   this.timeout(60_000);
   const fx = useReconcileFixture('stale_proposal');
   let base: Date;
@@ -150,6 +152,71 @@ describe('four eyes: a proposal does not outlive a change of the amount it was m
     await propose(fx.sql, id, 'dismiss', { note: 'duplicate of #9', by: 'ana' });
     await fx.sql.query(`UPDATE discrepancies SET amount_at_risk = 150 WHERE id = $1`, [id]);
     expect(await decideProposal(fx.sql, id, 'approve', { note: 'agreed', by: 'bea' })).to.equal('dismiss');
+  });
+
+  it('settled another way (its threshold raised meanwhile): the waiting proposal is withdrawn, with a history row', async () => {
+    await setApprovalThreshold(fx.sql, {
+      currency: 'CHF',
+      threshold: '100.00',
+      by: 'finance',
+      note: 'FP-7 CHF',
+    });
+    const id = await raise(fx.sql, {
+      partner: partnerName('stale-raised'),
+      amountAtRisk: '150.00',
+      currency: 'CHF',
+    });
+    await propose(fx.sql, id, 'dismiss', { note: 'known test charge', by: 'ana' });
+    await setApprovalThreshold(fx.sql, {
+      currency: 'CHF',
+      threshold: '1000.00',
+      by: 'finance',
+      note: 'FP-8 CHF',
+    });
+
+    await reviewDiscrepancies(fx.sql, [id], 'resolve', { note: 'refund seen on the statement', by: 'carl' });
+    expect(await pendingProposal(fx.sql, id)).to.equal(null);
+    const history = await fx.sql.query<{
+      actor: string;
+      note: string;
+      from_status: string;
+      to_status: string;
+    }>(
+      'SELECT actor, note, from_status, to_status FROM discrepancy_history WHERE discrepancy_id = $1 ORDER BY id',
+      [id],
+    );
+    expect(history.rows.slice(-2)).to.deep.equal([
+      { actor: 'carl', from_status: 'open', to_status: 'resolved', note: 'refund seen on the statement' },
+      {
+        actor: 'carl',
+        from_status: 'resolved',
+        to_status: 'resolved',
+        note: "ana's proposal to dismiss is withdrawn: the discrepancy is resolved",
+      },
+    ]);
+  });
+
+  it("a caller's stricter threshold (a review site's) is judged under the row lock, like the ledger's", async () => {
+    await setApprovalThreshold(fx.sql, {
+      currency: 'USD',
+      threshold: '10000.00',
+      by: 'finance',
+      note: 'FP-7 USD',
+    });
+    const id = await raise(fx.sql, {
+      partner: partnerName('stale-site'),
+      amountAtRisk: '150.00',
+      currency: 'USD',
+    });
+    const refused = await rejectionOf(
+      reviewDiscrepancies(fx.sql, [id], 'resolve', { note: 'ok', by: 'carl', approvalThreshold: '100.00' }),
+    );
+    expect(refused).to.be.instanceOf(DiscrepancyTransitionError);
+    expect((refused as DiscrepancyTransitionError).refused).to.deep.equal([
+      { id, status: 'open', reason: 'DISCREPANCY_APPROVAL_REQUIRED', threshold: '100.00' },
+    ]);
+    // Under the ledger's own threshold, without the stricter one, one person may resolve it.
+    await reviewDiscrepancies(fx.sql, [id], 'resolve', { note: 'ok', by: 'carl' });
   });
 
   async function historyNotes(id: string): Promise<string[]> {
