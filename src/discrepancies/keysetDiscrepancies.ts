@@ -1,10 +1,8 @@
 import type { Queryable } from '../database/queryable.js';
-import { DiscrepancyQuery, type KeysetCursor } from './discrepancyQuery.js';
-import { type DiscrepancyRow, SUMMARY_COLUMNS, toSummary } from './discrepancyRow.js';
+import type { KeysetCursor } from './discrepancyQuery.js';
 import type { DiscrepancyFilter, DiscrepancySummary } from './discrepancyTypes.js';
+import { selectKeysetPage } from './keysetPage.js';
 import { STREAM_BATCH_SIZE } from './streamDiscrepancies.js';
-
-type CursorRow = DiscrepancyRow & { cursor_value: string | null };
 
 /**
  * Every discrepancy matching `filter`, in the same order as `listDiscrepancies`, fetched in batches of
@@ -28,19 +26,11 @@ export async function* streamDiscrepanciesKeyset(
   let cursor: KeysetCursor | null = null;
   while (remaining > 0) {
     const size = Math.min(batchSize, remaining);
-    const query = new DiscrepancyQuery(filter);
-    const where = query.where(cursor ? [query.after(cursor)] : []);
-    const offset: number = cursor ? 0 : Math.max(0, Math.trunc(filter.offset ?? 0));
-    const result: { rows: CursorRow[] } = await db.query<CursorRow>(
-      `SELECT ${SUMMARY_COLUMNS}, ${query.sort.cursor} AS cursor_value
-         FROM discrepancies d ${where} ${query.orderBy()}
-        LIMIT ${query.param(size)} OFFSET ${query.param(offset)}`,
-      query.values,
-    );
-    for (const row of result.rows) yield toSummary(row);
-    if (result.rows.length < size) return;
-    remaining -= result.rows.length;
-    const last: CursorRow = result.rows[result.rows.length - 1];
-    cursor = { value: last.cursor_value, id: last.id };
+    const offset = cursor ? 0 : Math.max(0, Math.trunc(filter.offset ?? 0));
+    const batch = await selectKeysetPage(db, filter, { after: cursor, limit: size, offset });
+    for (const { row } of batch) yield row;
+    if (batch.length < size) return;
+    remaining -= batch.length;
+    cursor = batch[batch.length - 1].cursor;
   }
 }
