@@ -1,6 +1,7 @@
 /**
  * The discrepancy list, the site's home page: totals per status and amount at risk (open and acknowledged),
- * the filter form, the sortable table with its bulk acknowledge/resolve form, and paging. Every link keeps the filter.
+ * the filter form, the sortable table with its bulk acknowledge/resolve form, and paging by cursor (Next →, First page).
+ * Every link keeps the filter and sort.
  */
 import type { DiscrepancySummary } from '../discrepancies/discrepancyTypes.js';
 import type { CurrencyTotal } from '../discrepancies/summaryData.js';
@@ -35,7 +36,7 @@ function sortHeader(parsed: ParsedFilter, column: SortColumn, label: string, cla
   const currentDir = parsed.filter.direction ?? (parsed.filter.sort ? DEFAULT_DIRECTION[current] : 'desc');
   const active = current === column;
   const dir = active ? (currentDir === 'asc' ? 'desc' : 'asc') : DEFAULT_DIRECTION[column];
-  const href = `/${query(parsed.params, { sort: column, dir, page: null })}`;
+  const href = `/${query(parsed.params, { sort: column, dir })}`;
   const ariaSort = active ? (currentDir === 'asc' ? 'ascending' : 'descending') : 'none';
   return html`<th class="${className}" aria-sort="${ariaSort}"><a href="${href}">${label}${
     active ? html` <span class="arrow">${currentDir === 'asc' ? '▲' : '▼'}</span>` : ''
@@ -59,6 +60,8 @@ export interface ListView {
   parsed: ParsedFilter;
   rows: DiscrepancySummary[];
   total: number;
+  /** The cursor of the rows after these, null on the last page. */
+  next: string | null;
   partners: string[];
   flash: Flash | null;
   now?: Date;
@@ -83,12 +86,9 @@ export function listPage(view: ListView): string {
   if (kindValue && !DISCREPANCY_KINDS.includes(kindValue as never))
     kindChoices.push([kindValue, kindValue.split(',').map(humanise).join(' or ')]);
 
-  const first = total === 0 ? 0 : parsed.offset + 1;
-  const last = parsed.offset + rows.length;
-  const pages = Math.max(1, Math.ceil(total / parsed.limit));
-  const exportHref = `/export.csv${query(parsed.params, { page: null, separator: null })}`;
-  const exportSemicolonHref = `/export.csv${query(parsed.params, { page: null, separator: 'semicolon' })}`;
-  const reportHref = `/report${query(parsed.params, { page: null, sort: null, dir: null })}`;
+  const exportHref = `/export.csv${query(parsed.params, { separator: null })}`;
+  const exportSemicolonHref = `/export.csv${query(parsed.params, { separator: 'semicolon' })}`;
+  const reportHref = `/report${query(parsed.params, { sort: null, dir: null })}`;
   const returnTo = query(parsed.params, {});
 
   const overview = view.overview ? overviewStrip(view.overview, parsed) : '';
@@ -134,7 +134,7 @@ export function listPage(view: ListView): string {
   )}
   </tbody>
 </table>`
-    : html`<div class="empty">No discrepancies match this filter.</div>`;
+    : html`<div class="empty">${parsed.after ? 'No more discrepancies after the previous page.' : 'No discrepancies match this filter.'}</div>`;
 
   const bulk = html`<div class="bulk noprint">
     <span class="label">With selected:</span>
@@ -145,11 +145,13 @@ export function listPage(view: ListView): string {
     <button type="submit" name="action" value="resolve" class="good">Resolve</button>
   </div>`;
 
+  // No page numbers: a page starts after the previous one's last row (exact while people decide), so which
+  // numbered page it is would be a guess. `params` holds the filter and sort, never `after`.
   const pager = html`<div class="pager">
-  <span class="muted">${total === 0 ? 'Nothing to show' : `Showing ${first}–${last} of ${total}`}${pages > 1 ? ` · page ${parsed.page} of ${pages}` : ''}</span>
+  <span class="muted">${total === 0 ? 'Nothing to show' : `Showing ${rows.length} of ${total}${parsed.after ? ', continuing the list' : ''}`}</span>
   <span class="links">
-    ${parsed.page > 1 ? html`<a class="button" href="/${query(parsed.params, { page: String(parsed.page - 1) })}" rel="prev">← Previous</a>` : ''}
-    ${parsed.page < pages ? html`<a class="button" href="/${query(parsed.params, { page: String(parsed.page + 1) })}" rel="next">Next →</a>` : ''}
+    ${parsed.after ? html`<a class="button" href="/${query(parsed.params, {})}" rel="first">⇤ First page</a>` : ''}
+    ${view.next ? html`<a class="button" href="/${query(parsed.params, { after: view.next })}" rel="next">Next →</a>` : ''}
   </span>
 </div>`;
 
@@ -183,7 +185,7 @@ function overviewStrip(overview: ListOverview, parsed: ParsedFilter): SafeHtml {
     overview.statusCounts.find((entry) => entry.status === status)?.count ?? 0;
   const current = (parsed.filter.status ?? []).join(',');
   const tile = (status: DiscrepancyStatus) =>
-    html`<a class="tile${current === status ? ' on' : ''}" href="/${query(parsed.params, { status, page: null })}">
+    html`<a class="tile${current === status ? ' on' : ''}" href="/${query(parsed.params, { status })}">
       <span class="tlabel">${humanise(status)}</span><span class="tvalue">${count(status)}</span></a>`;
   const money = overview.atRiskByCurrency.filter((row) => row.currency !== null || row.amountAtRisk !== '0');
   return html`<div class="overview">

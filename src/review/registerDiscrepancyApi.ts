@@ -32,8 +32,10 @@ export function registerDiscrepancyApi(app: FastifyInstance, ctx: ReviewContext)
     const parsed = parseFilter(request.query as FormBody, { api: true });
     if (parsed.errors.length)
       return reply.code(400).send({ error: { code: 'BAD_FILTER', message: parsed.errors.join('; ') } });
-    const { rows, total } = await listDiscrepancies(pool, pageOf(parsed));
-    return reply.send({ total, limit: parsed.limit, offset: parsed.offset, rows: rows.map(discrepancyJson) });
+    const { rows, total, next } = await listDiscrepancies(pool, pageOf(parsed));
+    // `next` on every page, offset ones too: a script paging by offset can switch to the exact cursor.
+    const position = parsed.after === null ? { offset: parsed.offset } : { after: parsed.after };
+    return reply.send({ total, limit: parsed.limit, ...position, next, rows: rows.map(discrepancyJson) });
   });
 
   app.get<{ Params: { id: string } }>('/api/discrepancies/:id', async (request, reply) => {

@@ -83,6 +83,7 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
         parsed,
         rows: list.rows,
         total: list.total,
+        next: list.next,
         partners,
         overview: { statusCounts: numbers.statusCounts, atRiskByCurrency: numbers.atRisk.byCurrency },
         flash: takeFlash(request),

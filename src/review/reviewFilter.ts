@@ -1,6 +1,11 @@
-import { type DiscrepancySort, isDiscrepancySort } from '../discrepancies/discrepancyQuery.js';
+import { type DiscrepancySort, isDiscrepancySort, orderOf } from '../discrepancies/discrepancyQuery.js';
 import type { DiscrepancyFilter } from '../discrepancies/discrepancyTypes.js';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../discrepancies/listDiscrepancies.js';
+import {
+  DEFAULT_PAGE_SIZE,
+  type DiscrepancyPageFilter,
+  MAX_PAGE_SIZE,
+} from '../discrepancies/listDiscrepancies.js';
+import { readPageCursor } from '../discrepancies/pageCursor.js';
 import { parseSince, SinceError } from '../shared/since.js';
 import {
   DISCREPANCY_KINDS,
@@ -14,11 +19,13 @@ export type SortColumn = DiscrepancySort;
 
 /** What a query string asks for: the filter for the discrepancy functions, the page, and what was wrong. */
 export interface ParsedFilter {
-  /** Without limit/offset: for exports and the report. */
+  /** Without limit/offset/after: for exports and the report. */
   filter: DiscrepancyFilter;
-  page: number;
   limit: number;
+  /** Rows skipped before the page (the API's `offset`); 0 when `after` is given. */
   offset: number;
+  /** The `next` cursor of the page before this one (checked against the sort), or null for the first. */
+  after: string | null;
   /** The same query, normalised (invalid parts dropped): for links that keep the filter. */
   params: URLSearchParams;
   /** Human-readable problems with the query; invalid parts are ignored, not guessed. */
@@ -31,7 +38,8 @@ const PARTNER_MAX = 100;
 /**
  * Reads the filter the list page, the CSV export, the report and the JSON API share. `status`, `partner`
  * and `kind` may repeat or be comma-separated; `since` is a date (`2025-01-31`, midnight UTC) or an ISO
- * instant; `sort`/`dir` pick the order; `page` (pages) or `limit`/`offset` (API) pick the slice.
+ * instant; `sort`/`dir` pick the order; `after` (a `next` cursor of the same sort) picks where the page
+ * starts, and the API also takes `limit`, and `offset` instead of `after` for older scripts.
  */
 export function parseFilter(query: FormBody | undefined, options: { api?: boolean } = {}): ParsedFilter {
   const errors: string[] = [];
@@ -98,24 +106,37 @@ export function parseFilter(query: FormBody | undefined, options: { api?: boolea
     } else errors.push(`direction must be asc or desc`);
   }
 
-  let page = 1;
-  let limit = DEFAULT_PAGE_SIZE;
+  let after: string | null = null;
+  const afterText = field(query, 'after');
+  if (afterText) {
+    const read = readPageCursor(afterText, orderOf(filter));
+    if ('problem' in read) errors.push(read.problem);
+    else after = afterText;
+  }
+
   if (options.api) {
-    limit = positiveInt(field(query, 'limit'), DEFAULT_PAGE_SIZE, errors, 'limit');
+    let limit = positiveInt(field(query, 'limit'), DEFAULT_PAGE_SIZE, errors, 'limit');
     if (limit > MAX_PAGE_SIZE) {
       errors.push(`limit is at most ${MAX_PAGE_SIZE}`);
       limit = MAX_PAGE_SIZE;
     }
-    const offset = positiveInt(field(query, 'offset'), 0, errors, 'offset', true);
-    page = Math.floor(offset / limit) + 1;
-    return { filter, page, limit, offset, params, errors };
+    const offsetText = field(query, 'offset');
+    if (offsetText && afterText) {
+      errors.push('after and offset cannot be used together (after already says where the page starts)');
+      return { filter, limit, offset: 0, after: null, params, errors };
+    }
+    const offset = positiveInt(offsetText, 0, errors, 'offset', true);
+    return { filter, limit, offset, after, params, errors };
   }
-  page = positiveInt(field(query, 'page'), 1, errors, 'page');
-  return { filter, page, limit, offset: (page - 1) * limit, params, errors };
+  // Numbered pages counted rows again on every click: a row acknowledged on page 1 hid one from page 2.
+  if (field(query, 'page'))
+    errors.push('page numbers are gone (showing the first page): follow Next → to go on exactly');
+  return { filter, limit: DEFAULT_PAGE_SIZE, offset: 0, after, params, errors };
 }
 
 /** The filter for the slice the request asked for. */
-export function pageOf(parsed: ParsedFilter): DiscrepancyFilter {
+export function pageOf(parsed: ParsedFilter): DiscrepancyPageFilter {
+  if (parsed.after !== null) return { ...parsed.filter, limit: parsed.limit, after: parsed.after };
   return { ...parsed.filter, limit: parsed.limit, offset: parsed.offset };
 }
 
