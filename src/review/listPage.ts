@@ -3,6 +3,7 @@
  * the filter form, the sortable table with its bulk acknowledge/resolve form, and paging by cursor (Next →, First page).
  * Every link keeps the filter and sort.
  */
+import { orderOf } from '../discrepancies/discrepancyQuery.js';
 import type { DiscrepancySummary } from '../discrepancies/discrepancyTypes.js';
 import type { CurrencyTotal } from '../discrepancies/summaryData.js';
 import { formatAmount } from '../shared/formatAmount.js';
@@ -32,8 +33,9 @@ const DEFAULT_DIRECTION: Record<SortColumn, 'asc' | 'desc'> = {
 };
 
 function sortHeader(parsed: ParsedFilter, column: SortColumn, label: string, className = ''): SafeHtml {
-  const current = parsed.filter.sort ?? 'createdAt';
-  const currentDir = parsed.filter.direction ?? (parsed.filter.sort ? DEFAULT_DIRECTION[current] : 'desc');
+  // The order the query really uses (a typed `?sort=partner` without `dir` sorts descending, as every sort
+  // does by default), so the arrow never says the other way.
+  const { sort: current, direction: currentDir } = orderOf(parsed.filter);
   const active = current === column;
   const dir = active ? (currentDir === 'asc' ? 'desc' : 'asc') : DEFAULT_DIRECTION[column];
   const href = `/${query(parsed.params, { sort: column, dir })}`;
