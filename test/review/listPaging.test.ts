@@ -171,24 +171,25 @@ describe('the review list page walks by cursor links: Next → and First page', 
     }
   });
   it('a sort typed without dir shows the arrow of the order the rows really come in (descending)', async () => {
-    const page = await fetchList('/?partner=html-pay&sort=amountAtRisk');
-    const header =
-      /<th class="[^"]*" aria-sort="(\w+)"><a href="[^"]*">Amount at risk <span class="arrow">(.)<\/span>/.exec(
-        page.body,
+    for (const [sort, label] of [
+      ['partner', 'Partner'],
+      ['kind', 'Kind'],
+      ['amountAtRisk', 'Amount at risk'],
+    ]) {
+      const page = await fetchList(`/?partner=html-pay&sort=${sort}`);
+      const header = new RegExp(
+        `<th class="[^"]*" aria-sort="(\\w+)"><a href="[^"]*">${label} <span class="arrow">(.)</span>`,
+      ).exec(page.body);
+      expect(header?.slice(1), sort).to.deep.equal(['descending', '▼']);
+      // ...which is the order the API gives for the same query (descending by default for every sort).
+      const api = await fetch(
+        new URL(`/api/discrepancies?partner=html-pay&sort=${sort}&dir=desc&limit=50`, base),
+        {
+          headers: { authorization: `Bearer ${TOKEN}` },
+        },
       );
-    expect(header?.slice(1)).to.deep.equal(['descending', '▼']);
-    const api = await fetch(new URL('/api/discrepancies?partner=html-pay&sort=amountAtRisk&limit=50', base), {
-      headers: { authorization: `Bearer ${TOKEN}` },
-    });
-    const { rows } = (await api.json()) as { rows: { id: string }[] };
-    expect(page.ids).to.deep.equal(rows.map((row) => row.id));
-    const amounts = (
-      await sql.query<{ id: string; a: string }>(
-        'SELECT id, amount_at_risk::text AS a FROM discrepancies WHERE id = ANY($1::bigint[])',
-        [[page.ids[0], page.ids[PAGE - 1]]],
-      )
-    ).rows;
-    const byId = new Map(amounts.map((row) => [row.id, Number(row.a)]));
-    expect(byId.get(page.ids[0])!).to.be.greaterThan(byId.get(page.ids[PAGE - 1])!);
+      const { rows } = (await api.json()) as { rows: { id: string }[] };
+      expect(page.ids, sort).to.deep.equal(rows.map((row) => row.id));
+    }
   });
 });
