@@ -84,7 +84,7 @@ export const KNOWN_KEYS = {
   window: ['fromParam', 'toParam', 'format'],
   lookup: ['path', 'itemsField', 'notFound'],
   cursor: ['type', 'cursorParam', 'nextCursorField', 'limitParam', 'limit'],
-  page: ['type', 'pageParam', 'sizeParam', 'size', 'firstPage'],
+  page: ['type', 'pageParam', 'sizeParam', 'size', 'firstPage', 'total'],
   none: ['type'],
   next: ['type', 'nextField'],
   link: ['type'],

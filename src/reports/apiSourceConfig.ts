@@ -239,7 +239,11 @@ interface ApiCursorPagination {
   limit?: number;
 }
 
-/** The partner numbers its pages; an empty page (or a short one, when `size` is set) ends the listing. */
+/**
+ * The partner numbers its pages; only an empty page ends the listing. A page shorter than `size` does not:
+ * partners clamp the size they are asked for to a maximum of their own, often without saying so, and the
+ * pages after a "short" one still hold executions.
+ */
 interface ApiPagePagination {
   type: 'page';
   /**
@@ -259,6 +263,14 @@ interface ApiPagePagination {
    * @default 1
    */
   firstPage?: number;
+  /**
+   * Dot path to the item count the answer declares for the whole listing (`'total'`,
+   * `'meta.total_count'`). With it, every page must declare the same count, and the listing, ended by its
+   * first empty page, must have given exactly that many items; otherwise the run fails (code `bad_body`)
+   * and applies nothing: an empty page the partner hands out mid-listing would otherwise pass for the end.
+   * @default undefined (the first empty page is taken as the end)
+   */
+  total?: string;
 }
 
 /** The executions to list: `from` inclusive, `to` exclusive. */
@@ -277,7 +289,14 @@ export interface ResolvedApiSourceConfig {
     | undefined;
   pagination:
     | { type: 'cursor'; cursorParam: string; nextCursorField: string; limitParam: string; limit?: number }
-    | { type: 'page'; pageParam: string; sizeParam: string; size?: number; firstPage: number }
+    | {
+        type: 'page';
+        pageParam: string;
+        sizeParam: string;
+        size?: number;
+        firstPage: number;
+        total?: string;
+      }
     | { type: 'next'; nextField: string }
     | { type: 'link' }
     | {
@@ -339,6 +358,7 @@ function resolvePagination(
         sizeParam: pagination.sizeParam ?? 'size',
         size: pagination.size,
         firstPage: pagination.firstPage ?? 1,
+        total: pagination.total,
       };
     default:
       return { type: 'none' };

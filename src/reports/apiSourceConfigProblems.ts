@@ -20,6 +20,14 @@ export function apiSourceConfigProblems(config: ResolvedApiSourceConfig): string
   if (config.kind !== undefined) problems.push(...rowKindRuleProblems(config.kind, 'kind'));
   if (config.lookup?.notFound !== undefined)
     problems.push(...noSuchReferenceProblems(config.lookup.notFound, 'lookup.notFound'));
+  const pagination = config.pagination;
+  if (pagination.type === 'page' && pagination.total !== undefined) {
+    const total: unknown = pagination.total;
+    if (typeof total !== 'string' || total === '' || total.split('.').some((part) => part === ''))
+      problems.push(
+        'pagination.total must be a dot path to the count of items the answer declares, such as "total"',
+      );
+  }
   problems.push(...amountConventionProblems(config.amount, 'amount'));
   const amount = config.amount as Record<string, unknown> | undefined;
   if (amount?.sign !== undefined || amount?.debitCredit !== undefined) {

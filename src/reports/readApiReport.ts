@@ -10,7 +10,7 @@ import { itemsOf } from './itemsOf.js';
 import { joinUrl } from './joinUrl.js';
 import { mapApiItem } from './mapApiItem.js';
 import { nextFromLink, nextPageUrl } from './nextPage.js';
-import { describe, getPath } from './parseJsonKeepingNumbers.js';
+import { describe, getPath, JsonNumber, type JsonValue } from './parseJsonKeepingNumbers.js';
 import { createPartnerClient, type PartnerClient } from './partnerClient.js';
 import type { RowItem } from './partnerRow.js';
 
@@ -234,6 +234,9 @@ async function* readPages(
   // A partner that ignores the page parameter answers page 1 forever; comparing each page with the one
   // before catches it without keeping any page in memory.
   let previousDigest: string | undefined;
+  // What the first page says the listing holds (pagination.total), which every later page must repeat.
+  let total: number | undefined;
+  let itemsRead = 0;
   for (let pageNumber = pagination.firstPage; ; pageNumber += 1) {
     const where = `at page ${pageNumber}`;
     const url = new URL(listing);
@@ -241,11 +244,34 @@ async function* readPages(
     url.searchParams.set(pagination.pageParam, String(pageNumber));
     const page = await client.getJson(url, where);
     const items = itemsOf(page.body, resolved.itemsField, client, url, where);
+    if (pagination.total !== undefined) {
+      const said = totalOf(page.body, pagination.total, (what) => client.badBody(url, `${what} ${where}`));
+      if (total !== undefined && said !== total) {
+        throw client.badBody(
+          url,
+          `says the listing holds ${said} items ${where}, where page ${pagination.firstPage} said ${total}: ` +
+            'the listing changed while it was read (numbered pages shift), so it cannot be read completely; ' +
+            'narrow the window or retry later',
+        );
+      }
+      total = said;
+    }
     options.logger?.debug?.(
       { partner: options.partner, page: pageNumber, items: items.length },
       'partner page',
     );
-    if (items.length === 0) return;
+    // Only an empty page ends the listing: a page shorter than `size` does not, since many partners clamp
+    // the size they are asked for to a maximum of their own without saying so.
+    if (items.length === 0) {
+      if (total !== undefined && itemsRead !== total) {
+        throw client.badBody(
+          url,
+          `is empty ${where} after ${itemsRead} items, but the listing says it holds ${total} ` +
+            `(${pagination.total}): pages are missing, so it cannot be read completely; report it to the partner`,
+        );
+      }
+      return;
+    }
     const digest = createHash('sha256').update(page.text).digest('hex');
     if (digest === previousDigest) {
       throw client.badBody(
@@ -255,13 +281,33 @@ async function* readPages(
       );
     }
     previousDigest = digest;
+    itemsRead += items.length;
+    if (total !== undefined && itemsRead > total) {
+      throw client.badBody(
+        url,
+        `gives item ${itemsRead} ${where}, but the listing says it holds ${total} (${pagination.total}): ` +
+          'it cannot be read completely; report it to the partner',
+      );
+    }
     for (const item of items) {
       line += 1;
       yield mapApiItem(item, line, resolved.fields, options.timezone, resolved);
     }
-    if (pagination.size !== undefined && items.length < pagination.size) return;
     if (pageNumber - pagination.firstPage + 1 >= resolved.maxPages) throw capReached(url);
   }
+}
+
+/** The item count an answer declares at `path` (pagination.total): a non-negative integer, or the error. */
+function totalOf(body: JsonValue, path: string, bad: (what: string) => PartnerApiError): number {
+  const value = getPath(body, path);
+  const count = value instanceof JsonNumber && /^\d+$/.test(value.source) ? Number(value.source) : Number.NaN;
+  if (!Number.isSafeInteger(count)) {
+    throw bad(
+      `field ${path} is ${describe(value)}, expected the listing's item count (a whole JSON number): ` +
+        'check pagination.total',
+    );
+  }
+  return count;
 }
 
 /** What both API readers (listing and lookup) need besides the partner's configuration. */

@@ -235,7 +235,7 @@ describe('readApiReport', function () {
       expect(rows(items).map((row) => row.reference)).to.deep.equal(['order-2', 'order-3']);
     });
 
-    it('follows numbered pages, stopping at a short page when the size is known', async () => {
+    it('follows numbered pages past a short one, until an empty page (a partner may clamp the size)', async () => {
       const items = await collect(authed({ pagination: { type: 'page', size: 2 } }));
       expect(rows(items).map((row) => [row.line, row.reference])).to.deep.equal([
         [1, 'order-1'],
@@ -244,7 +244,8 @@ describe('readApiReport', function () {
         [4, 'order-4'],
         [5, 'order-5'],
       ]);
-      expect(fake.requests).to.equal(3);
+      // Pages 1 and 2 full, page 3 short, page 4 empty: only the empty page ends the listing.
+      expect(fake.requests).to.equal(4);
     });
 
     it('follows numbered pages until an empty one when the size is not known', async () => {
