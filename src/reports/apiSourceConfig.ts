@@ -58,8 +58,9 @@ export interface ApiSourceConfig {
     toParam?: string;
     /**
      * How the two instants are written: `'iso'` (`2026-11-30T10:00:00.000Z`), or `'seconds'`
-     * (`2026-11-30T10:00:00Z`, for APIs that take no fraction, such as Twilio's `DateSent`): the start is
-     * rounded down and the end up to the second, so the listing asked for still contains the whole window.
+     * (`2026-11-30T10:00:00Z`, for APIs that take no fraction, such as Twilio's `DateSent`): both ends are
+     * rounded down to the second, and the listing declares that rounded window as its coverage, never the
+     * window before rounding (see listedWindow.ts for why down, at both ends).
      * @default 'iso'
      */
     format?: 'iso' | 'seconds';

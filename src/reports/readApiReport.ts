@@ -8,6 +8,7 @@ import {
 import { PartnerApiError } from './errors/PartnerApiError.js';
 import { itemsOf } from './itemsOf.js';
 import { joinUrl } from './joinUrl.js';
+import { listedWindow } from './listedWindow.js';
 import { mapApiItem } from './mapApiItem.js';
 import { nextFromLink, nextPageUrl } from './nextPage.js';
 import { describe, getPath, JsonNumber, type JsonValue } from './parseJsonKeepingNumbers.js';
@@ -65,15 +66,10 @@ async function* readPages(
   const listing = joinUrl(resolved.baseUrl, resolved.path);
   for (const [name, value] of Object.entries(resolved.query)) listing.searchParams.set(name, value);
   if (options.window) {
-    const seconds = resolved.window.format === 'seconds';
-    const from = seconds
-      ? Math.floor(options.window.from.getTime() / 1000) * 1000
-      : options.window.from.getTime();
-    const to = seconds ? Math.ceil(options.window.to.getTime() / 1000) * 1000 : options.window.to.getTime();
-    const write = (ms: number) => {
-      const iso = new Date(ms).toISOString();
-      return seconds ? iso.replace(/\.\d{3}Z$/, 'Z') : iso;
-    };
+    // The very window openReportSource declares as the coverage: listedWindow rounds it for both.
+    const { from, to } = listedWindow(options.window, resolved.window.format);
+    const write = (at: Date) =>
+      resolved.window.format === 'seconds' ? at.toISOString().replace(/\.\d{3}Z$/, 'Z') : at.toISOString();
     listing.searchParams.set(resolved.window.fromParam, write(from));
     listing.searchParams.set(resolved.window.toParam, write(to));
   }
