@@ -187,9 +187,11 @@ interface ApiTokenAuth {
 
 /**
  * Each answer gives the address of the next page in a field (Twilio's `next_page_uri`): an absolute URL,
- * or a path resolved against `baseUrl`'s origin. It must stay on that origin (credentials are never sent
- * elsewhere). `null`, missing or `''` ends the listing. With `{ type: 'link' }` instead, the next page is
- * the `Link: <...>; rel="next"` header (RFC 8288).
+ * or a path resolved against `baseUrl`'s origin. It must be the listing's own address, origin and path,
+ * with only its query changed (credentials are never sent elsewhere, and another path's items, another
+ * account's say, are not this listing's): anything else fails the run. `null`, missing or `''` ends the
+ * listing. With `{ type: 'link' }` instead, the next page is the `Link: <...>; rel="next"` header (RFC 8288),
+ * held to the same rule.
  */
 interface ApiNextPagination {
   type: 'next';

@@ -1,15 +1,17 @@
 import type { PartnerApiError } from './errors/PartnerApiError.js';
 import { describe, getPath, type JsonValue } from './parseJsonKeepingNumbers.js';
+import { redirectTarget } from './redirectTarget.js';
 
 /**
  * The next page's address from a field of the answer (Twilio's `next_page_uri`): an absolute URL, or a
- * path resolved against the origin of `baseUrl`; undefined when the field is missing, null or empty (the
- * last page). `bad` builds the error for an answer that cannot be followed.
+ * path resolved against the listing's origin; undefined when the field is missing, null or empty (the
+ * last page). `listing` is the listing's first address; `bad` builds the error for an answer that cannot
+ * be followed.
  */
 export function nextPageUrl(
   body: JsonValue,
   field: string,
-  baseUrl: string,
+  listing: URL,
   bad: (what: string) => PartnerApiError,
 ): URL | undefined {
   const value = getPath(body, field);
@@ -19,7 +21,7 @@ export function nextPageUrl(
       `field ${field} is ${describe(value)}, expected an address or null: check pagination.nextField`,
     );
   }
-  return sameOrigin(value, baseUrl, bad);
+  return sameListing(value, listing.origin, listing, bad);
 }
 
 /**
@@ -29,7 +31,7 @@ export function nextPageUrl(
 export function nextFromLink(
   header: string | undefined,
   current: URL,
-  baseUrl: string,
+  listing: URL,
   bad: (what: string) => PartnerApiError,
 ): URL | undefined {
   if (header === undefined) return undefined;
@@ -40,22 +42,39 @@ export function nextFromLink(
     const params = match[2] ?? '';
     const rel = /;\s*rel\s*=\s*(?:"([^"]*)"|([^\s;,]+))/i.exec(params);
     const relations = (rel?.[1] ?? rel?.[2] ?? '').toLowerCase().split(/\s+/);
-    if (relations.includes('next')) return sameOrigin(new URL(match[1]!, current).href, baseUrl, bad);
+    if (relations.includes('next')) return sameListing(match[1]!, current.href, listing, bad);
   }
   return undefined;
 }
 
-/** Credentials go to the partner's origin only: a next page elsewhere is refused, never followed. */
-function sameOrigin(address: string, baseUrl: string, bad: (what: string) => PartnerApiError): URL {
-  const base = new URL(baseUrl);
+/**
+ * Credentials go to the listing only: a next page on another origin, or on the same origin but another path
+ * (`/Accounts/<another account>/Messages.json`: a subaccount, a proxy's mix-up), is refused, never
+ * followed. Another path would send our credentials where we never pointed them, and its items, which are
+ * not this listing's, would complete our intents. Only the query (page number, token) may differ.
+ */
+function sameListing(
+  address: string,
+  resolvedAgainst: string,
+  listing: URL,
+  bad: (what: string) => PartnerApiError,
+): URL {
   let url: URL;
   try {
-    url = new URL(address, base.origin);
+    url = new URL(address, resolvedAgainst);
   } catch {
     throw bad(`the next page's address ${JSON.stringify(address.slice(0, 200))} is not a URL`);
   }
-  if (url.origin !== base.origin) {
-    throw bad(`the next page is on ${url.origin}, not on the partner's ${base.origin}: it is not followed`);
+  if (url.origin !== listing.origin) {
+    throw bad(
+      `the next page is on ${url.origin}, not on the partner's ${listing.origin}: it is not followed`,
+    );
+  }
+  if (url.pathname !== listing.pathname) {
+    throw bad(
+      `the next page is at ${redirectTarget(url.href, [])}, not on the listing's own path ` +
+        `${listing.pathname}: it is not followed (its items would not be this listing's)`,
+    );
   }
   return url;
 }

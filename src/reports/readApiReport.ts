@@ -160,10 +160,10 @@ async function* readPages(
       }
       const next =
         pagination.type === 'next'
-          ? nextPageUrl(page.body, pagination.nextField, resolved.baseUrl, (what) =>
+          ? nextPageUrl(page.body, pagination.nextField, listing, (what) =>
               client.badBody(url, `${what} ${where}`),
             )
-          : nextFromLink(page.link, url, resolved.baseUrl, (what) => client.badBody(url, `${what} ${where}`));
+          : nextFromLink(page.link, url, listing, (what) => client.badBody(url, `${what} ${where}`));
       if (next === undefined) return;
       if (seen.has(next.href)) {
         throw new PartnerApiError(

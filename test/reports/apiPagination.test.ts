@@ -106,6 +106,30 @@ describe('reports: API pagination (next address, Link header, has_more) and its 
     }
   });
 
+  it('a next page on our origin but another path (another account`s list) is refused, by field or Link', async () => {
+    const asked: string[] = [];
+    const server = await serve((url, _request, response) => {
+      asked.push(url.pathname);
+      json(
+        response,
+        { data: ITEMS.slice(0, 3), next_page_uri: '/api/other/items?page=2' },
+        { link: '</api/other/items?page=2>; rel="next"' },
+      );
+    });
+    try {
+      for (const pagination of [{ type: 'next' }, { type: 'link' }] as const) {
+        const error = await failure(config(server.url, pagination));
+        expect(error.code).to.equal('bad_body');
+        expect(error.message).to.contain(
+          `the next page is at ${server.url}/api/other/items, not on the listing's own path /api/items`,
+        );
+      }
+      expect(asked).to.deep.equal(['/api/items', '/api/items']);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('RFC 8288 Link rel="next", among other relations, until a page has none', async () => {
     const server = await serve((url, _request, response) => {
       const page = Number(url.searchParams.get('page') ?? '0');
