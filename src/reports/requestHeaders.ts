@@ -53,8 +53,14 @@ export function requestHeaders(
         { code: 'config', partner, url: base, attempts: 0 },
       );
     }
-    const basic = `${decodeURIComponent(parsedBase.username)}:${decodeURIComponent(parsedBase.password)}`;
-    headers.Authorization = `Basic ${Buffer.from(basic).toString('base64')}`;
+    const password = decodeURIComponent(parsedBase.password);
+    const basic = `${decodeURIComponent(parsedBase.username)}:${password}`;
+    const token = Buffer.from(basic).toString('base64');
+    // Secrets like configured Basic credentials: a partner echoing the header, or the password in a redirect
+    // (shorter than redirectTarget's 16 characters), must not put them in an error. The password as
+    // written in baseUrl too, should its percent-encoding differ from encodeURIComponent's.
+    secrets.push(token, ...[password, parsedBase.password].filter((form) => form !== ''));
+    headers.Authorization = `Basic ${token}`;
   }
   return { headers, secrets };
 }
