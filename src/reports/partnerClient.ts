@@ -6,6 +6,7 @@ import { PartnerApiError, withoutQuery } from './errors/PartnerApiError.js';
 import { type JsonValue, parseJsonKeepingNumbers } from './parseJsonKeepingNumbers.js';
 import type { ApiReadOptions } from './readApiReport.js';
 import { readCappedBody } from './readCappedBody.js';
+import { redactSecrets } from './redactSecrets.js';
 import { redirectTarget } from './redirectTarget.js';
 import { requestHeaders } from './requestHeaders.js';
 import {
@@ -53,11 +54,14 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
   if (problems.length > 0) throw configError(problems.join('; '));
   const { headers, secrets } = requestHeaders(config, options.env ?? process.env, { partner, prefix, base });
 
-  /** Partner text quoted in messages: short, on one line, and without the token should it echo it back. */
-  const quote = (text: string): string => {
-    let redacted = text;
-    for (const secret of secrets) redacted = redacted.split(secret).join('[redacted]');
-    const flat = redacted.replace(/\s+/g, ' ').trim();
+  /**
+   * Partner text quoted in messages: short, on one line, and without our secrets should it echo them back,
+   * raw or JSON-escaped (redactSecrets). The whole text is redacted before any cut (`head`, then 120
+   * characters once flattened): a secret the cut went through would keep its first part. Redacting a whole
+   * body is a few milliseconds a megabyte, once, on the way to failing the run.
+   */
+  const quote = (text: string, head = Number.POSITIVE_INFINITY): string => {
+    const flat = redactSecrets(text, secrets).slice(0, head).replace(/\s+/g, ' ').trim();
     return JSON.stringify(flat.length > 120 ? `${flat.slice(0, 120)}...` : flat);
   };
 
@@ -271,7 +275,7 @@ export function createPartnerClient(config: ResolvedApiSourceConfig, options: Ap
       };
     } catch {
       const kind = raw.contentType ? `content-type ${raw.contentType}, ` : '';
-      const start = raw.text.trim() === '' ? 'an empty body' : `starting ${quote(raw.text.slice(0, 200))}`;
+      const start = raw.text.trim() === '' ? 'an empty body' : `starting ${quote(raw.text, 200)}`;
       throw badBody(
         url,
         `answered something that is not JSON ${where} (${kind}${start}): check baseUrl and path, ` +
