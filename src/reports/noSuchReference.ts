@@ -3,8 +3,10 @@ import { JsonNumber, type JsonValue } from './parseJsonKeepingNumbers.js';
 
 /**
  * How a partner's lookup says it has nothing under a reference, when it answers HTTP 404: a field of the
- * JSON body with a value (`{ field: 'error.code', equals: 'resource_missing' }`, Stripe; `{ field: 'code',
- * equals: 20404 }`, Twilio), or no body at all (`{ emptyBody: true }`).
+ * JSON body with a value (`{ field: 'error.code', equals: 'resource_missing' }`, Stripe), or no body at all
+ * (`{ emptyBody: true }`). The answer must be one the partner gives for an unknown reference *only*: Twilio's
+ * `{ "code": 20404 }` is no such answer, since Twilio gives it for any unknown URL (a mistyped lookup path,
+ * another API version), so it would let a wrong path prove absence exactly like a bare 404.
  *
  * Why it must be said: a 404 is also what a wrong path, a missing route on an API gateway or a proxy in
  * front of the partner answer (`{"message":"Not Found"}`), and read as "the partner has no such payment"
