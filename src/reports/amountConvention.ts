@@ -152,6 +152,14 @@ export function applyAmountConvention(
     if (!minor.isInteger()) {
       return { ok: false, reason: `${JSON.stringify(value)} is not a whole number of minor units` };
     }
+    // Minor units are written without a decimal separator: "25.00" was written in another unit (a
+    // spreadsheet's number format, a partner that moved to major units) and is not 25 minor units.
+    if (text.includes('.')) {
+      return {
+        ok: false,
+        reason: `${JSON.stringify(value)} has a decimal separator, but the report writes amounts in whole minor units`,
+      };
+    }
     text = minor.div(new Decimal(10).pow(digits)).toFixed(digits);
   }
   if (input.convention.absolute && text.startsWith('-')) text = text.slice(1);
