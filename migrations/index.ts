@@ -13,6 +13,7 @@ import { NoRowTriggerOnIntents1000000000014 } from './0014-no-row-trigger-on-int
 import { ApprovalThresholds1000000000016 } from './0016-approval-thresholds.js';
 import { FourEyesJudgesBothRows1000000000017 } from './0017-four-eyes-judges-both-rows.js';
 import { ProposalKeepsItsAmount1000000000018 } from './0018-proposal-keeps-its-amount.js';
+import { TrimmedIdentifiers1000000000019 } from './0019-trimmed-identifiers.js';
 
 /** Every migration, in order. A new migration is a new numbered file plus one line here. */
 export const migrations = [
@@ -31,4 +32,5 @@ export const migrations = [
   ApprovalThresholds1000000000016,
   FourEyesJudgesBothRows1000000000017,
   ProposalKeepsItsAmount1000000000018,
+  TrimmedIdentifiers1000000000019,
 ];

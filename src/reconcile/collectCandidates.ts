@@ -1,4 +1,5 @@
 import type { Queryable } from '../database/queryable.js';
+import { TRIM_CHARACTERS } from '../reports/identifierText.js';
 import type { Coverage } from './coverage.js';
 import { probeOrJoin, probesTable } from './probeOrJoin.js';
 import type { ResolvedMatch } from './runSettings.js';
@@ -159,13 +160,21 @@ async function someRowUnplaceable(db: Queryable): Promise<boolean> {
 /** SQL: intent `i` has what the match rule pairs on, so a missing row means something. */
 function matchKeyPresent(match: ResolvedMatch): string {
   switch (match.by) {
+    // Report identifiers are read trimmed (src/reports/identifierText.ts): an intent whose own value has
+    // edge whitespace, or is blank, can never be matched by one, so its absence from a report proves nothing.
     case 'reference':
-      return 'i.reference IS NOT NULL';
+      return trimmedValue('i.reference');
     case 'partnerReference':
-      return 'i.partner_reference IS NOT NULL';
+      return trimmedValue('i.partner_reference');
     case 'amount':
       return '(i.amount IS NOT NULL AND i.currency IS NOT NULL)';
   }
+}
+
+/** SQL: `column` holds a value that a trimmed report identifier can equal. */
+function trimmedValue(column: string): string {
+  // TRIM_CHARACTERS holds no quote or backslash: it is a plain SQL literal as it is.
+  return `(${column} <> '' AND ${column} = btrim(${column}, '${TRIM_CHARACTERS}'))`;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { type AmountConvention, applyAmountConvention } from './amountConvention.js';
 import type { ApiSourceConfig } from './apiSourceConfig.js';
+import { identifierText, mangledIdentifier } from './identifierText.js';
 import { parseDecimal } from './parseDecimal.js';
 import { parseExecutedAt } from './parseExecutedAt.js';
 import {
@@ -31,14 +32,22 @@ function numberIsExact(source: string): boolean {
 
 type FieldResult<T> = { ok: true; value: T } | { ok: false; reason: string };
 
-function readIdentifier(value: JsonValue | undefined): FieldResult<string | null> {
+function readIdentifier(value: JsonValue | undefined, identifier = true): FieldResult<string | null> {
   if (value === undefined || value === null) return { ok: true, value: null };
-  // Kept exactly as sent: the partner echoes our reference byte for byte, and a trimmed copy of a reference
-  // with edge whitespace would match nothing and let absence "prove" an executed intent not executed.
-  if (typeof value === 'string') return { ok: true, value: value.trim() === '' ? null : value };
-  // The exact digits the partner sent, even beyond 2^53 where a double would have changed them.
-  if (value instanceof JsonNumber) return { ok: true, value: value.source };
-  return { ok: false, reason: `expected text or a number, found ${describe(value)}` };
+  // Trimmed, as on every other path (identifierText): a padded copy of our reference would match nothing and
+  // let absence look proven. An intent whose own reference has edge whitespace is never proven absent
+  // (collectCandidates), so trimming cannot make one look absent either.
+  const text =
+    typeof value === 'string'
+      ? identifierText(value)
+      : // The exact digits the partner sent, even beyond 2^53 where a double would have changed them.
+        value instanceof JsonNumber
+        ? value.source
+        : undefined;
+  if (text === undefined) return { ok: false, reason: `expected text or a number, found ${describe(value)}` };
+  const mangled = text === null || !identifier ? undefined : mangledIdentifier(text);
+  if (mangled !== undefined) return { ok: false, reason: mangled };
+  return { ok: true, value: text };
 }
 
 function readAmount(value: JsonValue | undefined): FieldResult<string> {
@@ -136,7 +145,7 @@ export function mapApiItem(
   if (kindRule) {
     const texts: string[] = [];
     for (const path of kindColumns(kindRule)) {
-      const read = readIdentifier(getPath(item, path));
+      const read = readIdentifier(getPath(item, path), false);
       if (!read.ok) return reject(path, read.reason);
       texts.push((read.value ?? '').trim());
     }

@@ -10,6 +10,7 @@ import {
   type FixedWidthSourceConfig,
   fixedWidthSourceProblems,
 } from './fixedWidthSourceConfig.js';
+import { identifierText } from './identifierText.js';
 import { openReportFile } from './openReportFile.js';
 import type { ReportItem } from './partnerRow.js';
 import { readHeader } from './readHeader.js';
@@ -335,7 +336,7 @@ class RecordReader {
     const columns = prepared.layout.columns ?? {};
     const read = (name: string | undefined) => {
       const index = name === undefined ? -1 : prepared.names.indexOf(name);
-      return index === -1 ? null : cells[index]!.trim() || null;
+      return index === -1 ? null : identifierText(cells[index]!);
     };
     return { reference: read(columns.reference), partnerReference: read(columns.partnerReference) };
   }

@@ -1,5 +1,6 @@
 import { applyAmountConvention } from './amountConvention.js';
 import type { ResolvedCsvSourceConfig } from './csvSourceConfig.js';
+import { identifierText, mangledIdentifier } from './identifierText.js';
 import { parseDecimal } from './parseDecimal.js';
 import { parseExecutedAt } from './parseExecutedAt.js';
 import { ignoredRow, type PartnerRow, type RejectedRow, type ReportItem } from './partnerRow.js';
@@ -31,14 +32,23 @@ export function toItem(cells: string[], line: number, context: RowContext): Repo
     currency,
     executedAt,
   } = layout.byField;
-  const reference = (referenceColumn && cells[referenceColumn.index]) || null;
-  const partnerReference = (partnerColumn && cells[partnerColumn.index]) || null;
+  // Trimmed whether the cell was quoted or not, on every path (see identifierText).
+  const reference = referenceColumn ? identifierText(cells[referenceColumn.index]!) : null;
+  const partnerReference = partnerColumn ? identifierText(cells[partnerColumn.index]!) : null;
   for (const column of layout.columns) {
     const problem = cellProblem(cells[column.index]!, settings.encoding);
     if (problem === undefined) continue;
     // A garbled identifier could be anyone's; with readable ones the rejection still names its intent.
     const readable = !identifierProblem(cells, layout, settings.encoding);
     return reject(line, column.name, problem, readable ? { reference, partnerReference } : undefined);
+  }
+  for (const [column, value] of [
+    [referenceColumn, reference],
+    [partnerColumn, partnerReference],
+  ] as const) {
+    const mangled = value === null ? undefined : mangledIdentifier(value);
+    // It may be anybody's: without identifiers the run proves nothing absent (RejectedRow.identifiers).
+    if (mangled !== undefined) return reject(line, column!.name, mangled);
   }
   const identifiers = { reference, partnerReference };
   let kind: RowKind = 'execution';
