@@ -13,7 +13,8 @@ export interface AbsenceProof {
 
 /**
  * Stage 7 (docs/DESIGN.md): the run-wide reasons a report may prove nothing absent, once it is staged and
- * matched. Without a declared coverage there is nothing to decide. Rejected rows that could be anybody's
+ * matched. Without a declared coverage there is nothing to decide. A file that may be cut short (its last
+ * record without the line break its source ends files with) rules it out. Rejected rows that could be anybody's
  * (too broken to name an intent, or any rejection under amount matching) rule it out; so does a report that
  * does not look like this partner's (see judgePlausibility). Per-intent reasons (a rejected or ambiguous
  * row naming it, a near miss) are collectCandidates' business.
@@ -29,6 +30,12 @@ export async function decideAbsenceProof(
 ): Promise<AbsenceProof> {
   const { settings, staged } = input;
   if (!input.coverage) return { possible: false, warning: null };
+  if (staged.unterminatedLine !== undefined) {
+    return {
+      possible: false,
+      warning: `the file ends without a line break (its last record starts on line ${staged.unterminatedLine}): it may be cut short, and this run proves no intent absent`,
+    };
+  }
   if (staged.rowsUnidentified > 0) {
     return {
       possible: false,

@@ -35,6 +35,7 @@ export const KNOWN_KEYS = {
     'amount',
     'records',
     'timeZoneAbbreviations',
+    'finalLineBreak',
   ],
   fixedWidth: ['type', 'path', 'encoding', 'recordLength', 'recordType', 'header', 'trailer', 'records'],
   fixedWidthRecord: ['fields', 'ignored', 'inherit', 'columns', 'executedAt', 'kind', 'amount'],
@@ -77,8 +78,9 @@ export const KNOWN_KEYS = {
     'amountMayBeMissing',
   ],
   columns: [...CSV_FIELDS],
-  // A listing's items carry their own offsets: a time-zone field is a CSV column only.
-  fields: CSV_FIELDS.filter((field) => field !== 'timeZone'),
+  // A listing's items carry their own offsets: a time-zone field is a CSV column only; so is a row's own id
+  // (a listing's reversals are not read by it).
+  fields: CSV_FIELDS.filter((field) => field !== 'timeZone' && field !== 'rowId'),
   auth: ['header', 'env', 'scheme', 'basic'],
   basic: ['usernameEnv', 'passwordEnv'],
   window: ['fromParam', 'toParam', 'format'],

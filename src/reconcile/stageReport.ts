@@ -40,6 +40,11 @@ export interface StageResult {
    * used only by a reconciler whose coverage is `{ fromReport: true }`.
    */
   reported?: ReportedPeriod;
+  /**
+   * The line of the report's last record when it has no line break after it on a source whose complete
+   * files end with one (RejectedRow.unterminated): the file may be cut short, so the run proves nothing absent.
+   */
+  unterminatedLine?: number;
 }
 
 /** Rows of a report and the span of their execution times. */
@@ -133,7 +138,8 @@ export async function stageReport(
         if (item.kind === 'rejected' || problem) {
           result.rowsRejected += 1;
           const rejected = item.kind === 'rejected' ? item.rejected : { line: item.row.line, ...problem! };
-          const { identifiers, ...reported } = rejected;
+          const { identifiers, unterminated, ...reported } = rejected;
+          if (unterminated) result.unterminatedLine = rejected.line;
           if (result.rejected.length < MAX_REPORTED_REJECTIONS) result.rejected.push(reported);
           if (identifiers === undefined) {
             result.rowsUnidentified += 1;

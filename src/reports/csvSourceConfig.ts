@@ -96,6 +96,16 @@ export interface CsvSourceConfig {
     settlementAmount?: string;
     /** The currency of `settlementAmount`. @default undefined (not kept) */
     settlementCurrency?: string;
+    /**
+     * Column holding the partner's own id of the row itself, when the rows that are not executions carry
+     * the id of the payment they are about as their partner reference (Adyen's refunds and chargebacks carry
+     * the payment's `Psp Reference`, their own is `Modification Reference`; Stripe's carry `charge_id`, their
+     * own is `balance_transaction_id`). Part of those rows' identity (src/reconcile/recordOtherRows.ts), so a
+     * chargeback in one file and its reversal in a later one are two records, not a re-read of one.
+     * Executions' identities never include it.
+     * @default undefined (a reversal is known by its references and its occurrence in its file)
+     */
+    rowId?: string;
   };
   /**
    * How each row's kind (execution, reversal, failed, ignored) is read from its columns; see
@@ -122,6 +132,15 @@ export interface CsvSourceConfig {
    * @default undefined (the built-in table)
    */
   timeZoneAbbreviations?: Record<string, string>;
+  /**
+   * Whether a complete file ends with a line break. Then a last record without one is what a transfer still
+   * in progress or cut short leaves (`...,order-2999` cut to `...,order-29` still has every field, and reads
+   * as another reference or amount): it is a rejected row, "the file ends without a line break after line
+   * N: it may be cut short", and the run proves nothing absent. `false` only for a partner documented to
+   * omit the last line break: its last record is then read like any other.
+   * @default true
+   */
+  finalLineBreak?: boolean;
 }
 
 /** Our field names, in the order a row's fields are checked and reported. */
@@ -134,6 +153,7 @@ export const CSV_FIELDS = [
   'timeZone',
   'settlementAmount',
   'settlementCurrency',
+  'rowId',
 ] as const;
 export type CsvField = (typeof CSV_FIELDS)[number];
 
@@ -158,6 +178,8 @@ export interface ResolvedCsvSourceConfig {
   records: RecordLayout | undefined;
   /** The source's own time-zone abbreviations, checked before the built-in table. */
   timeZoneAbbreviations: Readonly<Record<string, string>> | undefined;
+  /** Whether a last record without a line break after it is rejected (see CsvSourceConfig.finalLineBreak). */
+  finalLineBreak: boolean;
 }
 
 const ENCODINGS = ['utf8', 'latin1', 'windows-1252'] as const;
@@ -221,6 +243,9 @@ function resolveParts(config: CsvSourceConfig): { problems: string[]; resolved: 
       problems.push(`thousandsSeparator and decimalSeparator are both ${JSON.stringify(decimalSeparator)}`);
     }
   }
+  if (config.finalLineBreak !== undefined && typeof config.finalLineBreak !== 'boolean') {
+    problems.push(`finalLineBreak must be true or false, got ${JSON.stringify(config.finalLineBreak)}`);
+  }
   if (config.dateFormat !== undefined && config.dateFormat.trim() === '') {
     problems.push('dateFormat must not be empty (leave it out for ISO 8601)');
   }
@@ -277,6 +302,7 @@ function resolveParts(config: CsvSourceConfig): { problems: string[]; resolved: 
       amount: config.amount,
       records: config.records,
       timeZoneAbbreviations: config.timeZoneAbbreviations,
+      finalLineBreak: config.finalLineBreak !== false,
     },
   };
 }

@@ -29,6 +29,8 @@ export interface PartnerRow {
   /** The report's other amount and currency for the row (see CsvSourceConfig.columns.settlementAmount), evidence only. */
   settlementAmount?: string | null;
   settlementCurrency?: string | null;
+  /** The partner's own id of this row (CsvSourceConfig.columns.rowId), part of a non-execution's identity. */
+  rowId?: string | null;
 }
 
 /** A record the source could not accept. It is reported, never coerced and never silently skipped. */
@@ -48,6 +50,12 @@ export interface RejectedRow {
    * nothing absent at all.
    */
   identifiers?: { reference: string | null; partnerReference: string | null };
+  /**
+   * The file's last record, without the line break a complete file of this source ends with: it may be cut
+   * anywhere, and the rows after it may be missing, so the run proves nothing absent (whatever identifiers
+   * it carries, which only keep the intents they name stuck).
+   */
+  unterminated?: true;
 }
 
 /**

@@ -10,6 +10,7 @@ import {
 } from './csvSourceConfig.js';
 import { ReportFormatError } from './errors/ReportFormatError.js';
 import { FastSplitter } from './fastSplitter.js';
+import { identifierText } from './identifierText.js';
 import { LineSkipper } from './lineSkipper.js';
 import { openReportFile } from './openReportFile.js';
 import type { ReportItem } from './partnerRow.js';
@@ -132,7 +133,8 @@ export async function* readCsvReportBatches(
       rest = splitter.split(next.done ? '' : next.value, next.done === true, (cells, raw, breaks) => {
         const line = state.nextLine;
         state.nextLine += breaks;
-        addRecord(state, cells, raw, line, items, true);
+        // Only the last record of the file can come without its line end (FastSplitter.last).
+        addRecord(state, cells, raw, line, items, true, breaks > 0);
       });
       if (items.length > 0) yield items;
       if (rest !== undefined || next.done) break;
@@ -184,7 +186,10 @@ async function* decodedText(source: AsyncIterable<Buffer>, settings: ResolvedCsv
   if (tail.length > 0) yield tail;
 }
 
-/** One record, however it was split: the header, a blank line to skip, or a row to check. */
+/**
+ * One record, however it was split: the header, a blank line to skip, or a row to check. `terminated`: a line
+ * end follows it (false only for the file's last record, see {@link unterminatedRecord}).
+ */
 function addRecord(
   state: ReadState,
   cells: string[],
@@ -192,7 +197,13 @@ function addRecord(
   line: number,
   items: ReportItem[],
   fast: boolean,
+  terminated: boolean,
 ): void {
+  if (!terminated && state.settings.finalLineBreak && state.layout !== undefined) {
+    if (cells.length === 1 && (fast ? cells[0]!.trim() : cells[0]) === '' && raw === '') return;
+    items.push(unterminatedRecord(state, cells, line, line + countLineBreaks(raw)));
+    return;
+  }
   if (state.records) {
     // Blank lines separate nothing in a typed layout either; anything else has a type to check.
     if (cells.length === 1 && (fast ? cells[0]!.trim() : cells[0]) === '' && /^[\r\n]*$/.test(raw)) return;
@@ -225,6 +236,38 @@ function addRecord(
   }
   items.push(toItem(cells, line, state.context!));
 }
+
+/**
+ * The file's last record when no line break follows it, on a source whose complete files end with one: a
+ * transfer still in progress (SFTP, a download) or cut short stops anywhere, and a record cut inside its last
+ * field still has every field (Stripe's `payment_metadata[order_id]` comes last: `order-2999` reads as
+ * `order-29`, another intent; a cut amount is another amount). So it is never read as a row. Rejected, with
+ * the identifiers it shows when it has the header's width (they keep those intents stuck; a cut value names
+ * nobody for sure), and marked, so that the run proves nothing absent: the rows after it may be missing.
+ * Before the header (a file of only a header, or a preamble) it is read as usual: no row can come of it. In a
+ * typed layout it never reaches the record-type checks: a file cut in its end record fails for the missing
+ * end record, and a record of another type than data names nobody.
+ */
+function unterminatedRecord(state: ReadState, cells: string[], line: number, lastLine: number): ReportItem {
+  const layout = state.layout!;
+  const cell = (index: number | undefined) => (index === undefined ? null : identifierText(cells[index]!));
+  const { reference, partnerReference } = layout.byField;
+  const isRow = (state.records === undefined || state.records.isData(cells)) && cells.length === layout.width;
+  const reason = `the file ends without a line break after line ${lastLine}: it may be cut short, so this record is not read and the run proves no intent absent`;
+  const rejected = { line, field: '*', reason, unterminated: true } as const;
+  return {
+    kind: 'rejected',
+    rejected: isRow
+      ? {
+          ...rejected,
+          identifiers: { reference: cell(reference?.index), partnerReference: cell(partnerReference?.index) },
+        }
+      : rejected,
+  };
+}
+
+/** A record's raw text that ends with a line end (csv-parse keeps it in `raw`). */
+const LINE_END_LAST = /[\r\n]$/;
 
 /**
  * The rest of the file through csv-parse, from the start of a record: `first`, then whatever `texts` still
@@ -287,7 +330,8 @@ async function* readWithCsvParse(
   try {
     let items: ReportItem[] = [];
     for await (const { cells, raw, line } of parser as AsyncIterable<LocatedRecord>) {
-      addRecord(state, cells, raw, line, items, false);
+      // csv-parse's raw text of a record ends with its line end, unless it is the file's last one without.
+      addRecord(state, cells, raw, line, items, false, LINE_END_LAST.test(raw));
       if (items.length >= CSV_PARSE_BATCH) {
         yield items;
         items = [];

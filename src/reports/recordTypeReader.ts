@@ -60,6 +60,11 @@ export class RecordTypeReader {
       : undefined;
   }
 
+  /** Whether the record is of a data type (a row), without taking it. `cells` may be untrimmed. */
+  isData(cells: readonly string[]): boolean {
+    return this.data.has((cells[this.typeColumn] ?? '').trim());
+  }
+
   /** What the record is; throws ReportFormatError when it breaks the layout. `cells` may be untrimmed. */
   take(cells: readonly string[], line: number): RecordAction {
     const type = (cells[this.typeColumn] ?? '').trim();

@@ -174,7 +174,8 @@ export function toItem(cells: string[], line: number, context: RowContext): Repo
     executedAt: executedAtValue,
   };
   if (kind !== 'execution') row.kind = kind;
-  const { settlementAmount, settlementCurrency } = layout.byField;
+  const { settlementAmount, settlementCurrency, rowId } = layout.byField;
+  if (rowId !== undefined) row.rowId = identifierText(cells[rowId.index]!);
   if (settlementAmount !== undefined) {
     const text = cells[settlementAmount.index]!.trim();
     if (text !== '') {

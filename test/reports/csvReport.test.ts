@@ -95,6 +95,20 @@ function ids(reference: string | null, partnerReference: string | null): Identif
   return { reference, partnerReference };
 }
 
+/** The file's last record, without a line break after it (its last physical line `lastLine`). */
+function unterminated(
+  line: number,
+  lastLine: number,
+  identifiers: Identifiers | typeof NO_IDENTIFIERS,
+): ReportItem {
+  const reason = `the file ends without a line break after line ${lastLine}: it may be cut short, so this record is not read and the run proves no intent absent`;
+  const base = { line, field: '*', reason, unterminated: true as const };
+  return {
+    kind: 'rejected',
+    rejected: identifiers === NO_IDENTIFIERS ? base : { ...base, identifiers },
+  };
+}
+
 /** Every rejection states its identifiers, or that it has none ({@link NO_IDENTIFIERS}). */
 function rejected(
   line: number,
@@ -301,13 +315,32 @@ describe('readCsvReport', () => {
       });
     }
 
-    it('reads the last record when the file does not end with a line break', async () => {
-      const file = write(`${HEADER}\r\nA1,N1,1.00,BRL,${AT}\r\nA2,N2,2.00,BRL,${AT}`);
-      expect(await readAll(file, config(file))).to.deep.equal([
-        row(2, 'A1', 'N1', '1.00', 'BRL', AT_ISO),
-        row(3, 'A2', 'N2', '2.00', 'BRL', AT_ISO),
-      ]);
-    });
+    // The last record of a file that does not end with a line break may be cut anywhere (a transfer in
+    // progress): it is rejected, with what identifiers it shows, unless the source says its partner omits it.
+    for (const [name, q] of [
+      ['the fast path', ''],
+      ['csv-parse', '"'],
+    ]) {
+      it(`rejects the last record when the file does not end with a line break (${name})`, async () => {
+        const file = write(`${HEADER}\r\n${q}A1${q},N1,1.00,BRL,${AT}\r\nA2,N2,2.00,BRL,${AT}`);
+        expect(await readAll(file, config(file))).to.deep.equal([
+          row(2, 'A1', 'N1', '1.00', 'BRL', AT_ISO),
+          unterminated(3, 3, ids('A2', 'N2')),
+        ]);
+        expect(await readAll(file, config(file, { finalLineBreak: false }))).to.deep.equal([
+          row(2, 'A1', 'N1', '1.00', 'BRL', AT_ISO),
+          row(3, 'A2', 'N2', '2.00', 'BRL', AT_ISO),
+        ]);
+      });
+
+      it(`names nobody for a last record cut before its last field (${name})`, async () => {
+        const file = write(`${HEADER}\n${q}A1${q},N1,1.00,BRL,${AT}\nA2,N2,2.0`);
+        expect(await readAll(file, config(file))).to.deep.equal([
+          row(2, 'A1', 'N1', '1.00', 'BRL', AT_ISO),
+          unterminated(3, 3, NO_IDENTIFIERS),
+        ]);
+      });
+    }
 
     it('skips preamble lines with CR-only endings, whatever they contain', async () => {
       const file = write(`Report "March, 2024\rperiod: 1-31\r${HEADER}\rA1,N1,1.00,BRL,${AT}\r`);
@@ -325,13 +358,13 @@ describe('readCsvReport', () => {
       ]);
     });
 
-    it('trims unquoted values and keeps quoted references exactly', async () => {
+    it('trims unquoted values, and quoted identifiers too (blanks are never part of an id)', async () => {
       const file = write(
         `${HEADER}\n  A1  , N1\t, 1.00 , brl , ${AT} \n"  A2  ", "N2" ," 2.00 ",BRL,"${AT}"\n`,
       );
       expect(await readAll(file, config(file))).to.deep.equal([
         row(2, 'A1', 'N1', '1.00', 'BRL', AT_ISO),
-        row(3, '  A2  ', 'N2', '2.00', 'BRL', AT_ISO),
+        row(3, 'A2', 'N2', '2.00', 'BRL', AT_ISO),
       ]);
     });
 
@@ -393,7 +426,7 @@ describe('readCsvReport', () => {
           row(4, 'A3', 'N3', '3.00', 'BRL', AT_ISO),
           row(5, 'A4', 'N4', '4.00', 'BRL', AT_ISO),
           row(8, 'A5', 'N5', '5.00', 'BRL', AT_ISO),
-          row(10, 'A6', 'N6', '6.00', 'BRL', AT_ISO),
+          unterminated(10, 10, ids('A6', 'N6')),
         ]);
       });
 
@@ -462,8 +495,9 @@ describe('readCsvReport', () => {
         row(2, 'a\rb\nc\r\nd', 'N1', '1.00', 'BRL', AT_ISO),
         row(6, 'A2', 'N\n2', '2.00', 'BRL', AT_ISO),
         row(8, 'A3', 'N3', '3.00', 'BRL', AT_ISO),
-        row(9, 'x\r\n\r\n', 'N4', '4.00', 'BRL', AT_ISO),
-        row(12, 'A5', 'N5', '5.00', 'BRL', AT_ISO),
+        // Line breaks around an identifier are whitespace around it: trimmed (src/reports/identifierText.ts).
+        row(9, 'x', 'N4', '4.00', 'BRL', AT_ISO),
+        unterminated(12, 12, ids('A5', 'N5')),
       ]);
     });
 

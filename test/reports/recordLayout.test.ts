@@ -65,16 +65,17 @@ function shown(items: ReportItem[]): string[] {
   });
 }
 
-const GOOD = [
-  'P,report of the day',
-  'S,2026-11-30T00:00:00Z,2026-11-30T23:59:59Z',
-  'H,ref,id,amount,currency',
-  'D,order-1,n1,10.00,BRL',
-  '',
-  'D,order-2,n2,20.00,BRL',
-  'C,2',
-  'E,2',
-].join('\n');
+const GOOD =
+  [
+    'P,report of the day',
+    'S,2026-11-30T00:00:00Z,2026-11-30T23:59:59Z',
+    'H,ref,id,amount,currency',
+    'D,order-1,n1,10.00,BRL',
+    '',
+    'D,order-2,n2,20.00,BRL',
+    'C,2',
+    'E,2',
+  ].join('\n') + '\n';
 
 describe('CSV record layouts (records: header, data, ignore, coverage, counts, end)', () => {
   before(() => {
@@ -135,7 +136,7 @@ describe('CSV record layouts (records: header, data, ignore, coverage, counts, e
         'D,USD,40.00,n4,order-4,x',
         'C,2',
         'E,3',
-      ].join('\r\n'),
+      ].join('\r\n') + '\r\n',
     );
     const items = await readAll(file);
     expect(shown(items)).to.deep.equal([
@@ -204,7 +205,7 @@ describe('CSV record layouts (records: header, data, ignore, coverage, counts, e
       ],
       [
         'a record after the end record',
-        (t) => `${t}\nD,order-3,n3,30.00,BRL`,
+        (t) => `${t}D,order-3,n3,30.00,BRL\n`,
         /line 9: a "D" record after the E record that ends the file \(line 8\)/,
         { line: 9 },
       ],
@@ -267,13 +268,14 @@ describe('CSV record layouts (records: header, data, ignore, coverage, counts, e
 
     it('a large gzipped file is read a chunk at a time (rows beyond any one chunk, in order)', async () => {
       const rows = Array.from({ length: 50_000 }, (_, i) => `D,order-${i},n${i},${i}.00,BRL`);
-      const text = [
-        'S,2026-11-30T00:00:00Z,2026-11-30T23:59:59Z',
-        'H,ref,id,amount,currency',
-        ...rows,
-        'C,50000',
-        'E,50000',
-      ].join('\n');
+      const text =
+        [
+          'S,2026-11-30T00:00:00Z,2026-11-30T23:59:59Z',
+          'H,ref,id,amount,currency',
+          ...rows,
+          'C,50000',
+          'E,50000',
+        ].join('\n') + '\n';
       let read = 0;
       let last = '';
       for await (const item of readCsvReport(write(gzipSync(text), `big-${++count}.csv.gz`), SOURCE, {

@@ -31,7 +31,7 @@ describe('CSV reports: a time zone per row', () => {
     more: Partial<CsvSourceConfig> = {},
   ): Promise<ReportItem[]> {
     const file = path.join(dir, `tz-${rows.length}-${Math.random().toString(36).slice(2)}.csv`);
-    fs.writeFileSync(file, ['ref,created,tz', ...rows].join('\n'));
+    fs.writeFileSync(file, ['ref,created,tz', ...rows, ''].join('\n'));
     const items: ReportItem[] = [];
     for await (const item of readCsvReport(file, { ...SOURCE, ...more, path: file }, { timezone }))
       items.push(item);
