@@ -12,7 +12,9 @@ import { defineReconciler } from '../src/reconcile/reconcilerConfig.js';
  *
  * - Our reference is the `Merchant Reference` we sent with the payment; `Psp Reference` is Adyen's, and a
  *   refund's or chargeback's row carries the payment's own Psp Reference (its own is `Modification
- *   Reference`), which ties it to the execution it reverses.
+ *   Reference`), which ties it to the execution it reverses. That own `Modification Reference` is part of the
+ *   identity of refund and chargeback rows (`columns.rowId`): two modifications of one payment in two batches
+ *   are two records, not one read twice.
  * - The amount is in `Gross Debit (GC)` or `Gross Credit (GC)`, in `Gross Currency` (what the shopper was
  *   charged); a payment is a credit. Net amounts (after Adyen's fees, in the payout currency) are not compared.
  * - Row kinds from `Type`: `Settled` / `SettledBulk` are executions; refunds, chargebacks and their reversals
@@ -46,6 +48,10 @@ export default defineReconciler({
       currency: 'Gross Currency',
       executedAt: 'Creation Date',
       timeZone: 'TimeZone',
+      // The row's own id (the Settlement details report's Modification Reference column, in the spec above:
+      // the modification's own PSP reference): a refund or chargeback carries the payment's Psp Reference, so a
+      // later batch's ChargebackReversed or second partial refund would otherwise look like a re-read of the first.
+      rowId: 'Modification Reference',
     },
     amount: { debitCredit: { debit: 'Gross Debit (GC)', credit: 'Gross Credit (GC)' } },
     kind: {

@@ -11,7 +11,9 @@ import { defineReconciler } from '../src/reconcile/reconcilerConfig.js';
  * and `payment_metadata[order_id]`, the metadata key our charges carry (add it to the report's columns).
  *
  * - Our reference is `payment_metadata[order_id]`; the partner reference is `charge_id` (`ch_...`), which a
- *   refund's or a dispute's row carries too: it ties them to the charge they reverse.
+ *   refund's or a dispute's row carries too: it ties them to the charge they reverse. The row's own
+ *   `balance_transaction_id` is part of a refund's or dispute's identity (`columns.rowId`): two refunds of
+ *   one charge in two payouts are two records.
  * - Compared with the intent: the presentment amount, `customer_facing_amount` in `customer_facing_currency`
  *   (what the customer was charged, in major units; Stripe writes currency codes in lower case). `gross` /
  *   `currency`, in the settlement currency after conversion, are kept beside each row as evidence, never
@@ -43,6 +45,11 @@ export default defineReconciler({
       executedAt: 'created_utc',
       settlementAmount: 'gross',
       settlementCurrency: 'currency',
+      // The row's own id: balance_transaction_id, the balance transaction the row is (one per charge, refund
+      // or dispute movement, in the report's column list above). A refund's or dispute's row carries its
+      // charge's charge_id, so without it two partial refunds of one charge in two payouts would look like one
+      // row read twice.
+      rowId: 'balance_transaction_id',
     },
     kind: {
       column: 'reporting_category',

@@ -8,7 +8,7 @@ import type { PartnerRow } from '../reports/partnerRow.js';
 export async function copyStagedRows(db: ClientBase, text: string | Buffer): Promise<void> {
   const stream = db.query(
     copyFrom(
-      'COPY rec_staged (line, reference, partner_reference, amount, currency, executed_at_ms, kind, settlement_amount, settlement_currency) FROM STDIN',
+      'COPY rec_staged (line, reference, partner_reference, amount, currency, executed_at_ms, kind, settlement_amount, settlement_currency, row_id) FROM STDIN',
     ),
   );
   await new Promise<void>((resolve, reject) => {
@@ -23,7 +23,7 @@ export async function copyStagedRows(db: ClientBase, text: string | Buffer): Pro
  * execution (almost every row), so separateRowKinds finds the others without a comparison per row.
  */
 export function copyLine(row: PartnerRow): string {
-  return `${row.line}\t${copyText(row.reference)}\t${copyText(row.partnerReference)}\t${row.amount ?? '\\N'}\t${copyText(row.currency)}\t${row.executedAt === null ? '\\N' : row.executedAt.getTime()}\t${row.kind === undefined || row.kind === 'execution' ? '\\N' : row.kind}\t${row.settlementAmount ?? '\\N'}\t${copyText(row.settlementCurrency ?? null)}\n`;
+  return `${row.line}\t${copyText(row.reference)}\t${copyText(row.partnerReference)}\t${row.amount ?? '\\N'}\t${copyText(row.currency)}\t${row.executedAt === null ? '\\N' : row.executedAt.getTime()}\t${row.kind === undefined || row.kind === 'execution' ? '\\N' : row.kind}\t${row.settlementAmount ?? '\\N'}\t${copyText(row.settlementCurrency ?? null)}\t${copyText(row.rowId ?? null)}\n`;
 }
 
 const COPY_SPECIAL = /[\\\t\n\r]/;

@@ -11,6 +11,14 @@ const LISTED_LINES = 20;
  * (`reversal:<partner reference>|<reference>#<n>`), so it never collides with its own execution, which often
  * carries the same references, and a re-run stores nothing twice (`ON CONFLICT DO NOTHING`).
  *
+ * `n` counts occurrences in the row's own file only, and a partner's refund or chargeback usually carries
+ * the payment's references: a chargeback in one file and its reversal (or a second partial refund) in a later
+ * one had the same identity, and the later one was taken for a re-read and never stored. A source that names
+ * the row's own id (`columns.rowId`: Adyen's Modification Reference, Stripe's balance_transaction_id) puts it
+ * in the identity (`reversal:<partner reference>|<reference>|id:<row id>#<n>`). Records stored before it did
+ * are under the identity without it (the legacy one): a row whose legacy identity is stored with the same
+ * kind, amount, currency and time is that record read again, and is not stored a second time.
+ *
  * A reversal is tied to the execution it reverses: an execution record of the partner's intent with the
  * reversal's partner reference or reference, preferring one carrying the same partner reference, then the
  * same reference, then the first stored. It is stored with that intent (`intent_id`) and that record
@@ -30,17 +38,23 @@ export async function recordOtherRows(
     `CREATE TEMP TABLE rec_other_tied ON COMMIT DROP AS
      WITH located AS (
        SELECT s.line, s.reference, s.partner_reference, s.amount, s.currency, s.executed_at, s.kind,
-              s.settlement_amount, s.settlement_currency, s.kind || ':' || ${IDENTITY_BASE} AS base
+              s.settlement_amount, s.settlement_currency, s.row_id, s.kind || ':' || ${IDENTITY_BASE} AS legacy_base
          FROM (SELECT line, reference, partner_reference, amount, currency, kind, settlement_amount, settlement_currency,
+                      row_id,
                       (timestamp 'epoch' + (executed_at_ms / 86400000) * interval '1 day'
                          + (executed_at_ms % 86400000) * interval '1 millisecond') AT TIME ZONE 'UTC' AS executed_at
                  FROM rec_other) s
+     ), based AS (
+       SELECT l.*, l.legacy_base || COALESCE('|id:' || l.row_id, '') AS base FROM located l
      ), identified AS (
-       SELECT l.*, l.base || '#' || row_number() OVER (PARTITION BY l.base ORDER BY l.line) AS identity
-         FROM located l
+       SELECT b.*, b.base || '#' || row_number() OVER (PARTITION BY b.base ORDER BY b.line) AS identity,
+              CASE WHEN b.row_id IS NOT NULL
+                   THEN b.legacy_base || '#' || row_number() OVER (PARTITION BY b.legacy_base ORDER BY b.line)
+              END AS legacy_identity
+         FROM based b
      )
      SELECT i.line, i.reference, i.partner_reference, i.amount, i.currency, i.executed_at, i.kind, i.identity,
-            i.settlement_amount, i.settlement_currency,
+            i.legacy_identity, i.settlement_amount, i.settlement_currency,
             CASE WHEN i.kind = 'reversal' THEN reversed.intent_id ELSE named.intent_id END AS intent_id,
             reversed.record_id AS reverses
        FROM identified i
@@ -69,7 +83,12 @@ export async function recordOtherRows(
                                   executed_at, intent_id, kind, reverses, settlement_amount, settlement_currency)
      SELECT $1, identity, $2, line, reference, partner_reference, amount, currency, executed_at, intent_id,
             kind, reverses, settlement_amount, settlement_currency
-       FROM rec_other_tied
+       FROM rec_other_tied t
+      WHERE NOT EXISTS (
+              SELECT 1 FROM partner_records pr
+               WHERE pr.partner = $1 AND pr.identity = t.legacy_identity AND pr.kind = t.kind
+                 AND pr.amount IS NOT DISTINCT FROM t.amount AND pr.currency IS NOT DISTINCT FROM t.currency
+                 AND pr.executed_at IS NOT DISTINCT FROM t.executed_at)
       ORDER BY line
      ON CONFLICT (partner, identity) DO NOTHING`,
     [input.partner, input.runId],

@@ -23,7 +23,8 @@ export async function createStagingTable(db: Queryable): Promise<void> {
        executed_at_ms    bigint,
        kind              text,
        settlement_amount numeric,
-       settlement_currency text
+       settlement_currency text,
+       row_id            text
      ) ON COMMIT DROP`,
   );
 }
