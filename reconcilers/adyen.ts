@@ -26,6 +26,8 @@ import { defineReconciler } from '../src/reconcile/reconcilerConfig.js';
  *   `PST` / `EST` / `MST`, which are also Asian and Australian zones) is rejected. An account on US time says
  *   what its abbreviations mean: `source.timeZoneAbbreviations: { PST: 'UTC-8', PDT: 'UTC-7' }`.
  *   `timezone` (the account's setting) is for the schedule.
+ * - Every row's `Merchant Account` must be `ADYEN_MERCHANT_ACCOUNT` (several: comma-separated); a file of another
+ *   account fails the run. Without it the account is not checked, and the run's warnings say so.
  * - Files are named by batch (`settlement_detail_report_batch_4.csv`) and carry no period: no coverage is
  *   declared, so a report completes the intents it shows and proves none absent.
  */
@@ -42,6 +44,9 @@ export default defineReconciler({
     type: 'csv',
     path: 'reports/adyen/settlement_detail_report_batch_*.csv',
     dateFormat: 'yyyy-MM-dd HH:mm:ss',
+    // Every row states its merchant account; a batch of another account (one Merchant Reference in common
+    // would complete our intent from its payment) fails the run. Unset: not checked, and a warning says so.
+    account: { column: 'Merchant Account', env: 'ADYEN_MERCHANT_ACCOUNT' },
     columns: {
       reference: 'Merchant Reference',
       partnerReference: 'Psp Reference',

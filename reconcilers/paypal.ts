@@ -28,6 +28,9 @@ import type { RowKind } from '../src/reports/rowKind.js';
  *   their offset). The `SC` record's count of the section's `SB` rows and the `FF` record's count of the
  *   file's must agree with what was read, and a file must end with `FF`; otherwise the run fails and
  *   applies nothing (a cut file can never prove a payment absent).
+ * - The account: each `SH` record states the account the section is of (position 3, after the period). It
+ *   must be `PAYPAL_ACCOUNT_ID` (several: comma-separated); a file of another account fails the run. Without
+ *   `PAYPAL_ACCOUNT_ID` the account is not checked and the report proves no payment absent (a warning says so).
  *
  * Verified against PayPal's pages: the record types and their order, CSV with quoted varchar fields, UTF-8,
  * unsigned amounts with two implied decimals in every currency ("100,00 yen and $100.00 USD are both
@@ -57,6 +60,10 @@ export default defineReconciler({
     type: 'csv',
     path: 'reports/paypal/STL-*.CSV*',
     dateFormat: 'yyyy/MM/dd HH:mm:ss ZZZ',
+    // The account the report is of: the SH record's field after its period (the RH record repeats it).
+    // Without PAYPAL_ACCOUNT_ID the account is not checked, and then the report proves nothing absent: a
+    // second account's file with one Invoice ID in common would prove every other stuck payment not executed.
+    account: { record: 'SH', position: 3, env: 'PAYPAL_ACCOUNT_ID' },
     records: {
       typeColumn: 0,
       header: 'CH',

@@ -5,6 +5,7 @@ import type { ReportItem } from '../reports/partnerRow.js';
 import { readApiReport } from '../reports/readApiReport.js';
 import { readCsvReportBatches } from '../reports/readCsvReport.js';
 import { readFixedWidthReportBatches } from '../reports/readFixedWidthReport.js';
+import { expectedAccounts } from '../reports/reportAccount.js';
 import type { Logger } from '../shared/logger.js';
 import { apiWindow, type Coverage } from './coverage.js';
 import { lookupStuckIntents } from './lookupStuckIntents.js';
@@ -39,8 +40,10 @@ export async function openReportSource(
   const { settings, target, env, logger, signal } = input;
   const source = settings.source;
   if (target.type === 'file' && source.type === 'csv') {
+    const account = source.config.account;
+    const accounts = account ? (expectedAccounts(account, env ?? process.env) ?? undefined) : undefined;
     return {
-      items: readCsvReportBatches(target.file, source.config, { timezone: settings.timezone }),
+      items: readCsvReportBatches(target.file, source.config, { timezone: settings.timezone, accounts }),
       lookup: false,
     };
   }

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Pool, PoolClient } from 'pg';
+import { expectedAccounts } from '../reports/reportAccount.js';
 import { capText } from '../shared/capText.js';
 import type { Logger } from '../shared/logger.js';
 import { withoutCredentials } from '../shared/withoutCredentials.js';
@@ -264,7 +265,14 @@ export async function runOnce(
         proof.warning,
       );
     }
-    const absenceUnprovable = !proof.possible || others.warning !== null;
+    // A report whose account is not checked may be another account's: it completes what it shows (the
+    // account's rows name our references) but proves nothing absent.
+    const account = uncheckedAccount(settings, context.env ?? process.env);
+    if (account) {
+      report.warnings.push(account);
+      log.warn({ runId }, account);
+    }
+    const absenceUnprovable = !proof.possible || others.warning !== null || account !== null;
     const outcome = await applyReport(client, {
       settings,
       matched: matching.matched,
@@ -377,4 +385,11 @@ function describeTarget(context: RunContext, target: RunTarget): string {
 /** jsonb and text cannot hold NUL characters. */
 function withoutNul(text: string): string {
   return text.replaceAll('\u0000', '\\u0000');
+}
+
+/** Why the report's account is not checked (its source names where it is stated, not what it must be), or null. */
+function uncheckedAccount(settings: RunSettings, env: NodeJS.ProcessEnv): string | null {
+  const account = settings.source.type === 'csv' ? settings.source.config.account : undefined;
+  if (account === undefined || expectedAccounts(account, env) !== null) return null;
+  return `the report's merchant account is not checked: set ${account.env ?? 'source.account.values'} to this reconciler's account; this run proves no intent absent`;
 }

@@ -113,6 +113,8 @@ function sourceProblems(source: unknown, problems: Problems): void {
     if (!isObject(source.columns)) {
       problems.push('source.columns must map report headers, such as { reference: "ORDER" }');
     } else unknownKeys(source.columns, KNOWN_KEYS.columns, 'source.columns.', problems);
+    if (isObject(source.account))
+      unknownKeys(source.account, KNOWN_KEYS.account, 'source.account.', problems);
     if (isObject(source.records)) {
       const records = source.records;
       unknownKeys(records, KNOWN_KEYS.records, 'source.records.', problems);

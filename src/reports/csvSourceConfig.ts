@@ -1,5 +1,6 @@
 import { type AmountConvention, amountConventionProblems } from './amountConvention.js';
 import { type RecordLayout, recordLayoutProblems } from './recordLayout.js';
+import { type ReportAccount, reportAccountProblems } from './reportAccount.js';
 import { type RowKindRule, rowKindRuleProblems } from './rowKind.js';
 import { timeZoneAbbreviationProblems } from './rowTimeZone.js';
 
@@ -141,6 +142,12 @@ export interface CsvSourceConfig {
    * @default true
    */
   finalLineBreak?: boolean;
+  /**
+   * Where the report states its merchant account, and which it must be (see {@link ReportAccount}): a file
+   * of another account fails the run, naming the file, line and field.
+   * @default undefined (the format states no account, or it is not checked)
+   */
+  account?: ReportAccount;
 }
 
 /** Our field names, in the order a row's fields are checked and reported. */
@@ -180,6 +187,8 @@ export interface ResolvedCsvSourceConfig {
   timeZoneAbbreviations: Readonly<Record<string, string>> | undefined;
   /** Whether a last record without a line break after it is rejected (see CsvSourceConfig.finalLineBreak). */
   finalLineBreak: boolean;
+  /** Where the account is stated and what it must be, when the source says. */
+  account: ReportAccount | undefined;
 }
 
 const ENCODINGS = ['utf8', 'latin1', 'windows-1252'] as const;
@@ -243,6 +252,7 @@ function resolveParts(config: CsvSourceConfig): { problems: string[]; resolved: 
       problems.push(`thousandsSeparator and decimalSeparator are both ${JSON.stringify(decimalSeparator)}`);
     }
   }
+  problems.push(...reportAccountProblems(config.account, config.records !== undefined));
   if (config.finalLineBreak !== undefined && typeof config.finalLineBreak !== 'boolean') {
     problems.push(`finalLineBreak must be true or false, got ${JSON.stringify(config.finalLineBreak)}`);
   }
@@ -303,6 +313,7 @@ function resolveParts(config: CsvSourceConfig): { problems: string[]; resolved: 
       records: config.records,
       timeZoneAbbreviations: config.timeZoneAbbreviations,
       finalLineBreak: config.finalLineBreak !== false,
+      account: config.account,
     },
   };
 }

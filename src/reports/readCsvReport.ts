@@ -57,6 +57,10 @@ interface ReadState {
   nextLine: number;
   /** The record types, when the source has several (see RecordLayout). */
   records: RecordTypeReader | undefined;
+  /** The accounts the report must state (CsvSourceConfig.account), when they are checked. */
+  accounts: readonly string[] | undefined;
+  /** Position of the account column in the current header (a column account). */
+  accountIndex: number | undefined;
 }
 
 /**
@@ -78,7 +82,7 @@ interface ReadState {
 export async function* readCsvReport(
   file: string,
   config: CsvSourceConfig,
-  options: { timezone: string },
+  options: ReadOptions,
 ): AsyncGenerator<ReportItem> {
   for await (const batch of readCsvReportBatches(file, config, options)) yield* batch;
 }
@@ -100,7 +104,7 @@ export async function* readCsvReport(
 export async function* readCsvReportBatches(
   file: string,
   config: CsvSourceConfig,
-  options: { timezone: string },
+  options: ReadOptions,
 ): AsyncGenerator<ReportItem[]> {
   const settings = resolveCsvSourceConfig(config);
   if (!Info.normalizeZone(options.timezone).isValid) {
@@ -119,6 +123,8 @@ export async function* readCsvReportBatches(
           timezone: options.timezone,
         })
       : undefined,
+    accounts: settings.account && options.accounts ? options.accounts : undefined,
+    accountIndex: undefined,
   };
 
   // A gzipped report is decompressed as it is read (openReportFile).
@@ -167,6 +173,15 @@ export async function* readCsvReportBatches(
   if (heldBack?.length) yield heldBack;
 }
 
+interface ReadOptions {
+  timezone: string;
+  /**
+   * The merchant accounts the report must state, where the source's `account` says it states one; without
+   * them (or without `account`) nothing is checked (the run warns: src/reconcile/runOnce.ts).
+   */
+  accounts?: readonly string[];
+}
+
 /** The file's text, decoded and without the skipped lines, a chunk at a time. */
 async function* decodedText(source: AsyncIterable<Buffer>, settings: ResolvedCsvSourceConfig) {
   // The same decoder as iconv.decodeStream (a UTF-8 byte order mark is removed, invalid bytes become
@@ -207,6 +222,7 @@ function addRecord(
   if (state.records) {
     // Blank lines separate nothing in a typed layout either; anything else has a type to check.
     if (cells.length === 1 && (fast ? cells[0]!.trim() : cells[0]) === '' && /^[\r\n]*$/.test(raw)) return;
+    checkRecordAccount(state, cells, line);
     const action = state.records.take(cells, line);
     if (action.kind === 'skip') return;
     if (action.kind === 'item') {
@@ -220,6 +236,7 @@ function addRecord(
     if (fast) for (let i = 0; i < cells.length; i++) cells[i] = cells[i]!.trim();
     state.layout = readHeader(cells, raw, state.settings, state.file, line);
     state.context = { layout: state.layout, settings: state.settings, timezone: state.timezone };
+    state.accountIndex = accountColumn(state, cells, line);
     return;
   }
   // A line with no characters at all carries no data: exporters end files or separate sections with
@@ -234,7 +251,46 @@ function addRecord(
       if (value !== undefined) cells[column.index] = value.trim();
     }
   }
+  if (state.accountIndex !== undefined) {
+    checkAccount(state, cells[state.accountIndex] ?? '', line, state.settings.account!.column!);
+  }
   items.push(toItem(cells, line, state.context!));
+}
+
+/** Where the account column is in a header just read (a column account that is checked), else undefined. */
+function accountColumn(state: ReadState, header: string[], line: number): number | undefined {
+  const column = state.settings.account?.column;
+  if (state.accounts === undefined || column === undefined) return undefined;
+  const index = header.findIndex((name) => name.trim() === column);
+  if (index === -1) {
+    throw new ReportFormatError(
+      `${state.file}: line ${line}: no "${column}" column, which states the report's merchant account`,
+      { file: state.file, line, field: column },
+    );
+  }
+  return index;
+}
+
+/** In a records layout: the record that states the account, checked as it comes. */
+function checkRecordAccount(state: ReadState, cells: string[], line: number): void {
+  const account = state.settings.account;
+  if (state.accounts === undefined || account?.record === undefined) return;
+  const type = (cells[state.settings.records!.typeColumn ?? 0] ?? '').trim();
+  if (type !== account.record) return;
+  checkAccount(state, cells[account.position!] ?? '', line, `${account.record} position ${account.position}`);
+}
+
+/**
+ * A report of another merchant account fails the run: one order number in common with ours makes it look
+ * plausible, and a report that proves absence would prove every other stuck intent not executed.
+ */
+function checkAccount(state: ReadState, cell: string, line: number, field: string): void {
+  const value = cell.trim();
+  if (state.accounts!.includes(value)) return;
+  throw new ReportFormatError(
+    `${state.file}: line ${line}: ${field} is ${JSON.stringify(value.slice(0, 60))}, not the merchant account this reconciler reads (${state.accounts!.join(', ')}): the report is another account's, and nothing of it is applied`,
+    { file: state.file, line, field },
+  );
 }
 
 /**

@@ -30,6 +30,9 @@ const LINES = readFileSync(FIXTURE, 'utf8').split('\r\n').slice(0, -1);
 describe('shipped partner: paypal (Settlement Report, STL)', () => {
   const { fx, config, stuck } = useShippedPartner({
     name: 'paypal',
+    // The fixture's account (SH position 3): these tests rely on the report proving absence, which it does
+    // only for a checked account.
+    accounts: ['MERCHANT0001'],
     reconciler: paypal,
     fixture: FIXTURE,
     currency: 'USD',
@@ -406,7 +409,7 @@ describe('shipped partner: paypal (Settlement Report, STL)', () => {
       const ids = await intents(partner);
       const file = withSecondSection(
         'STL-20261130.12.009.CSV',
-        '"SH",2026/11/30 00:00:00 -0800,2026/11/30 12:15:00 -0800,"MERCHANT0002",""',
+        '"SH",2026/11/30 00:00:00 -0800,2026/11/30 12:15:00 -0800,"MERCHANT0001",""',
       );
       const [report] = await reconcile({ pool: fx.sql, reconciler: config(partner, file), file });
       expect(report.status, `error: ${report.error}`).to.equal('succeeded');

@@ -13,6 +13,8 @@ export function useShippedPartner(options: {
   currency: string;
   /** @default '30d' */
   deadline?: string;
+  /** The merchant account(s) the reports must state (`source.account.values`), for a reconciler that checks it. */
+  accounts?: string[];
 }) {
   const fx = useReconcileFixture(`rec_${options.name}`);
 
@@ -22,7 +24,10 @@ export function useShippedPartner(options: {
       ...options.reconciler,
       partner,
       deadline: options.deadline ?? '30d',
-      source: { ...options.reconciler.source, path: file } as ReconcilerConfig['source'],
+      source: withAccounts(
+        { ...options.reconciler.source, path: file } as ReconcilerConfig['source'],
+        options.accounts,
+      ),
     };
   }
 
@@ -34,4 +39,11 @@ export function useShippedPartner(options: {
   }
 
   return { fx, config, stuck };
+}
+
+/** The source, expecting `accounts` instead of what its `account.env` holds. */
+function withAccounts(source: ReconcilerConfig['source'], accounts: string[] | undefined) {
+  if (accounts === undefined || source.type !== 'csv' || source.account === undefined) return source;
+  const { env: _, ...where } = source.account;
+  return { ...source, account: { ...where, values: accounts } };
 }
