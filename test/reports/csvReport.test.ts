@@ -368,6 +368,16 @@ describe('readCsvReport', () => {
       ]);
     });
 
+    it('rejects an identifier a spreadsheet wrote in scientific notation, naming nobody', async () => {
+      const file = write(`${HEADER}\n"1.23457E+19",N1,1.00,BRL,${AT}\nA2,8.815E+15,2.00,BRL,${AT}\n`);
+      const reason = (value: string) =>
+        `"${value}" is a number in scientific notation (a spreadsheet rewrote the id and lost its digits): it names nobody we can find`;
+      expect(await readAll(file, config(file))).to.deep.equal([
+        rejected(2, 'reference', reason('1.23457E+19'), NO_IDENTIFIERS),
+        rejected(3, 'partner_ref', reason('8.815E+15'), NO_IDENTIFIERS),
+      ]);
+    });
+
     it('uses the configured quote character, escaped by doubling', async () => {
       const file = write(`${HEADER}\n'O''Brien, Ltd','say "hi"',1.00,BRL,${AT}\n`);
       expect(await readAll(file, config(file, { quote: "'" }))).to.deep.equal([
