@@ -54,6 +54,10 @@ export class TrimmedIdentifiers1000000000019 implements MigrationInterface {
                       NULLIF(btrim(pr.partner_reference, ${TRIM}), '') AS new_partner_reference
                  FROM partner_records pr JOIN trimmed_runs t USING (partner, run_id)) r`,
     );
+    // Indexed and analysed: the renumbering below looks up, for every record, the others of its run and new
+    // base, and a run of a million rows, all padded, must not make that a million scans.
+    await queryRunner.query('CREATE INDEX ON trimmed_records (partner, run_id, new_base)');
+    await queryRunner.query('ANALYZE trimmed_records');
     // Only the bases that changed, and the unchanged records now sharing one of them, are renumbered.
     await queryRunner.query(
       `CREATE TEMP TABLE reidentified AS
@@ -73,6 +77,9 @@ export class TrimmedIdentifiers1000000000019 implements MigrationInterface {
       'UPDATE partner_records pr SET reference = r.new_reference, partner_reference = r.new_partner_reference FROM trimmed_records r WHERE r.id = pr.id',
     );
     await queryRunner.query('DELETE FROM reidentified WHERE old_identity = new_identity');
+    await queryRunner.query('CREATE INDEX ON reidentified (partner, new_identity)');
+    await queryRunner.query('CREATE UNIQUE INDEX ON reidentified (id)');
+    await queryRunner.query('ANALYZE reidentified');
     // Give up the rewrites that would collide, until none does: with a record keeping its identity, or with
     // another rewrite (the lowest id keeps it).
     for (;;) {
