@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * What `String.prototype.trim` removes, as src/reports/identifierText.ts lists it (`TRIM_CHARACTERS`); copied,
+ * What `String.prototype.trim` removes, as src/shared/identifierText.ts lists it (`TRIM_CHARACTERS`); copied,
  * since a migration must keep doing what it did when it shipped. No quote or backslash: a plain SQL literal.
  */
 const TRIM = `'\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff'`;
@@ -12,7 +12,7 @@ const BASE = `COALESCE(new_partner_reference || '|' || COALESCE(new_reference, '
          COALESCE(to_char(executed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), ''))`;
 
 /**
- * 0019: partner records' identifiers trimmed, as reports are read from now on (src/reports/identifierText.ts).
+ * 0019: partner records' identifiers trimmed, as reports are read from now on (src/shared/identifierText.ts).
  *
  * Until now a quoted CSV value kept its blanks (`"1AB0001 "`), so a record could be stored with an identifier,
  * and an identity, that the same file no longer yields. Not only orphans: a padded partner reference on a row

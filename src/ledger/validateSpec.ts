@@ -1,3 +1,4 @@
+import { identifierText } from '../shared/identifierText.js';
 import { iso4217MinorUnits } from '../shared/iso4217MinorUnits.js';
 import { assertAmount, assertCurrency, writtenDecimals } from '../shared/money.js';
 import type { IntentSpec } from '../shared/types.js';
@@ -45,6 +46,14 @@ export function validateSpec(spec: IntentSpec, subMinorUnitPartners: ReadonlySet
       );
     }
   }
+  // Reports are read with their identifiers trimmed (a padded `"order-1 "` is order-1: src/shared/
+  // identifierText.ts), so an intent whose own reference is padded could never be matched, only end
+  // unresolved: refuse it while the caller can still fix it, before anything is written.
+  if (typeof spec.reference === 'string' && identifierText(spec.reference) !== spec.reference)
+    throw new TypeError(
+      'intent reference must not be blank nor begin or end with whitespace: partner reports are read ' +
+        'trimmed, so it could never be matched',
+    );
   const amount = spec.amount === undefined ? null : assertAmount(spec.amount);
   const currency = spec.currency === undefined ? null : assertCurrency(spec.currency);
   if (amount !== null) assertAmountFitsCurrency(amount, currency, spec.partner, subMinorUnitPartners);

@@ -1,5 +1,5 @@
 import type { Queryable } from '../database/queryable.js';
-import { TRIM_CHARACTERS } from '../reports/identifierText.js';
+import { TRIM_CHARACTERS } from '../shared/identifierText.js';
 import type { Coverage } from './coverage.js';
 import { probeOrJoin, probesTable } from './probeOrJoin.js';
 import type { ResolvedMatch } from './runSettings.js';
@@ -160,7 +160,7 @@ async function someRowUnplaceable(db: Queryable): Promise<boolean> {
 /** SQL: intent `i` has what the match rule pairs on, so a missing row means something. */
 function matchKeyPresent(match: ResolvedMatch): string {
   switch (match.by) {
-    // Report identifiers are read trimmed (src/reports/identifierText.ts): an intent whose own value has
+    // Report identifiers are read trimmed (src/shared/identifierText.ts): an intent whose own value has
     // edge whitespace, or is blank, can never be matched by one, so its absence from a report proves nothing.
     case 'reference':
       return trimmedValue('i.reference');

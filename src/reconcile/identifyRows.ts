@@ -3,7 +3,7 @@ import type { Queryable } from '../database/queryable.js';
 /**
  * SQL: the identity of staged row `s` without its occurrence number (see {@link identifyRows}). Migration
  * 0007 rewrote the identities stored before with this same expression, and 0019 over identifiers trimmed as
- * reports are now read (src/reports/identifierText.ts): keep them in step.
+ * reports are now read (src/shared/identifierText.ts): keep them in step.
  */
 export const IDENTITY_BASE = `COALESCE(s.partner_reference || '|' || COALESCE(s.reference, ''),
          'ref:' || COALESCE(s.reference, '') || '|' ||

@@ -1,6 +1,6 @@
+import { identifierText, mangledIdentifier } from '../shared/identifierText.js';
 import { type AmountConvention, applyAmountConvention } from './amountConvention.js';
 import type { ApiSourceConfig } from './apiSourceConfig.js';
-import { identifierText, mangledIdentifier } from './identifierText.js';
 import { parseDecimal } from './parseDecimal.js';
 import { parseExecutedAt } from './parseExecutedAt.js';
 import {

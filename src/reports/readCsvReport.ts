@@ -2,6 +2,7 @@ import { pipeline, Readable } from 'node:stream';
 import { CsvError, type Options, parse } from 'csv-parse';
 import iconv from 'iconv-lite';
 import { Info } from 'luxon';
+import { identifierText } from '../shared/identifierText.js';
 import { countLineBreaks } from './countLineBreaks.js';
 import {
   type CsvSourceConfig,
@@ -10,7 +11,6 @@ import {
 } from './csvSourceConfig.js';
 import { ReportFormatError } from './errors/ReportFormatError.js';
 import { FastSplitter } from './fastSplitter.js';
-import { identifierText } from './identifierText.js';
 import { LineSkipper } from './lineSkipper.js';
 import { openReportFile } from './openReportFile.js';
 import type { ReportItem } from './partnerRow.js';

@@ -1,5 +1,6 @@
 import iconv from 'iconv-lite';
 import { DateTime, Info } from 'luxon';
+import { identifierText } from '../shared/identifierText.js';
 import { resolveCsvSourceConfig } from './csvSourceConfig.js';
 import { ReportFormatError } from './errors/ReportFormatError.js';
 import {
@@ -10,7 +11,6 @@ import {
   type FixedWidthSourceConfig,
   fixedWidthSourceProblems,
 } from './fixedWidthSourceConfig.js';
-import { identifierText } from './identifierText.js';
 import { openReportFile } from './openReportFile.js';
 import type { ReportItem } from './partnerRow.js';
 import { readHeader } from './readHeader.js';

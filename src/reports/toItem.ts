@@ -1,6 +1,6 @@
+import { identifierText, mangledIdentifier } from '../shared/identifierText.js';
 import { applyAmountConvention } from './amountConvention.js';
 import type { ResolvedCsvSourceConfig } from './csvSourceConfig.js';
-import { identifierText, mangledIdentifier } from './identifierText.js';
 import { parseDecimal } from './parseDecimal.js';
 import { parseExecutedAt } from './parseExecutedAt.js';
 import { ignoredRow, type PartnerRow, type RejectedRow, type ReportItem } from './partnerRow.js';

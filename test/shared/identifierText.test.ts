@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { identifierText, mangledIdentifier, TRIM_CHARACTERS } from '../../src/reports/identifierText.js';
+import { identifierText, mangledIdentifier, TRIM_CHARACTERS } from '../../src/shared/identifierText.js';
 
 describe('report identifiers: trimmed, blank is none, scientific notation refused', () => {
   it('TRIM_CHARACTERS (what SQL btrim is given) is exactly what String.prototype.trim removes', () => {

@@ -28,7 +28,7 @@ const SCIENTIFIC = /^[+-]?\d+(?:[.,]\d+)?E[+-]\d{1,3}$/i;
 
 /**
  * Every character `String.prototype.trim` removes (ECMAScript WhiteSpace and LineTerminator), for SQL's
- * `btrim(text, characters)`: test/reports/identifierText.test.ts checks the two agree on every code unit.
+ * `btrim(text, characters)`: test/shared/identifierText.test.ts checks the two agree on every code unit.
  */
 export const TRIM_CHARACTERS =
   '\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff';
