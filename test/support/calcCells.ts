@@ -32,11 +32,16 @@ export interface CalcSheet {
 
 /**
  * Opens `csv` in LibreOffice Calc headless with the CSV import filter's options (`separator` as a
- * character: `,` or `;`; text delimiter `"`, UTF-8, from line 1; otherwise Calc's defaults, as a person
- * opening the file gets them), saves it as flat OpenDocument (`.fods`, plain XML) and reads every cell
- * back: rows of {@link CalcCell}, trailing empty cells dropped.
+ * character: `,` or `;`; text delimiter `"`, UTF-8, from line 1; `language`, the Windows LCID of the locale
+ * whose number format the import uses, e.g. 1046 for pt-BR, as a person in that locale gets it; otherwise
+ * Calc's defaults, as a person opening the file gets them), saves it as flat OpenDocument (`.fods`, plain
+ * XML) and reads every cell back: rows of {@link CalcCell}, trailing empty cells dropped.
  */
-export async function openInCalc(csv: Buffer, separator: ',' | ';'): Promise<CalcSheet> {
+export async function openInCalc(
+  csv: Buffer,
+  separator: ',' | ';',
+  options: { language?: number } = {},
+): Promise<CalcSheet> {
   const dir = mkdtempSync(join(tmpdir(), 'calc-'));
   try {
     const input = join(dir, 'export.csv');
@@ -47,7 +52,7 @@ export async function openInCalc(csv: Buffer, separator: ',' | ';'): Promise<Cal
         // A profile of its own: a user's or another test's running soffice would otherwise take the job.
         `-env:UserInstallation=file://${join(dir, 'profile')}`,
         '--headless',
-        `--infilter=CSV:${separator.charCodeAt(0)},34,76,1`,
+        `--infilter=CSV:${separator.charCodeAt(0)},34,76,1${options.language ? `,,${options.language}` : ''}`,
         '--convert-to',
         'fods',
         '--outdir',
