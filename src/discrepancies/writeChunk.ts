@@ -1,11 +1,11 @@
 import type { Writable } from 'node:stream';
 
 /**
- * Writes `text` and waits for `drain` when the stream asks for it (backpressure). Rejects instead of
+ * Writes `text` (or bytes) and waits for `drain` when the stream asks for it (backpressure). Rejects instead of
  * waiting forever when the stream fails or closes meanwhile (a reader that went away: `| head`, a closed
  * HTTP response).
  */
-export async function writeChunk(out: Writable, text: string): Promise<void> {
+export async function writeChunk(out: Writable, text: string | Uint8Array): Promise<void> {
   if (out.destroyed || out.writableEnded) throw out.errored ?? new Error('the output was closed');
   if (out.write(text)) return;
   await new Promise<void>((resolve, reject) => {
