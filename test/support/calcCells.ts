@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { parse } from 'csv-parse/sync';
 
 /** Debian's LibreOffice (`apt-get install -y libreoffice-calc`; `.ci/run` installs it). SOFFICE points elsewhere. */
 export const SOFFICE = process.env.SOFFICE ?? '/usr/bin/soffice';
@@ -18,6 +19,8 @@ export interface CalcCell {
   text: string;
   /** `office:value` of a number cell (`-12.5`). */
   value?: string;
+  /** `office:date-value` of a date cell (`2025-03-10T12:34:56.79`: Calc writes it to the 1/100 s). */
+  dateValue?: string;
   /** `table:formula`: present only when Calc turned the cell into a formula. */
   formula?: string;
 }
@@ -46,26 +49,62 @@ export async function openInCalc(
   try {
     const input = join(dir, 'export.csv');
     writeFileSync(input, csv);
-    await execFileAsync(
-      SOFFICE,
-      [
-        // A profile of its own: a user's or another test's running soffice would otherwise take the job.
-        `-env:UserInstallation=file://${join(dir, 'profile')}`,
-        '--headless',
-        `--infilter=CSV:${separator.charCodeAt(0)},34,76,1${options.language ? `,,${options.language}` : ''}`,
-        '--convert-to',
-        'fods',
-        '--outdir',
-        dir,
-        input,
-      ],
-      { timeout: 120_000 },
-    );
+    const infilter = `CSV:${separator.charCodeAt(0)},34,76,1${options.language ? `,,${options.language}` : ''}`;
+    await convert(dir, input, 'fods', infilter);
     const xml = readFileSync(join(dir, 'export.fods'), 'utf8');
     return { rows: parseFods(xml), xml };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** An XLSX workbook as Calc opened it: its cells, its flat XML, and each cell's text as Calc holds it. */
+export interface CalcWorkbook extends CalcSheet {
+  /**
+   * Every cell's text as Calc exports it to CSV (UTF-8): unlike `.fods`, which is XML and drops the control
+   * characters XML cannot carry, this keeps them, so a cell's exact characters can be compared.
+   */
+  texts: string[][];
+}
+
+/**
+ * Opens `xlsx` in LibreOffice Calc headless, as a person opening the file gets it, and reads it back twice:
+ * saved as `.fods` for each cell's type and value ({@link CalcCell}), and as CSV (`,`, `"`, UTF-8) for each
+ * cell's exact text ({@link CalcWorkbook.texts}).
+ */
+export async function openXlsxInCalc(xlsx: Buffer): Promise<CalcWorkbook> {
+  const dir = mkdtempSync(join(tmpdir(), 'calc-xlsx-'));
+  try {
+    const input = join(dir, 'export.xlsx');
+    writeFileSync(input, xlsx);
+    await convert(dir, input, 'fods');
+    // 44 `,`, 34 `"`, 76 UTF-8, 1 from line 1; then the CSV export's defaults.
+    await convert(dir, input, 'csv:Text - txt - csv (StarCalc):44,34,76,1');
+    const xml = readFileSync(join(dir, 'export.fods'), 'utf8');
+    const texts: string[][] = parse(readFileSync(join(dir, 'export.csv')), { relax_column_count: true });
+    return { rows: parseFods(xml), xml, texts };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs soffice headless on `input` in `dir`, converting it to `target` (a format, optionally with its filter). */
+async function convert(dir: string, input: string, target: string, infilter?: string): Promise<void> {
+  await execFileAsync(
+    SOFFICE,
+    [
+      // A profile of its own: a user's or another test's running soffice would otherwise take the job.
+      `-env:UserInstallation=file://${join(dir, 'profile')}`,
+      '--headless',
+      ...(infilter ? [`--infilter=${infilter}`] : []),
+      '--convert-to',
+      target,
+      '--outdir',
+      dir,
+      input,
+    ],
+    { timeout: 120_000 },
+  );
 }
 
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
@@ -116,6 +155,8 @@ function parseFods(xml: string): CalcCell[][] {
       };
       const value = attribute(tag, 'office:value');
       if (value !== undefined) cell.value = value;
+      const dateValue = attribute(tag, 'office:date-value');
+      if (dateValue !== undefined) cell.dateValue = dateValue;
       const formula = attribute(tag, 'table:formula');
       if (formula !== undefined) cell.formula = formula;
       const repeat = Number(attribute(tag, 'table:number-columns-repeated') ?? 1);
