@@ -38,12 +38,16 @@ export function neutraliseCell(value: string): string {
 /**
  * An amount cell: written as the exact decimal PostgreSQL stored (`-5.00`, `12345678901234567.89`), NOT
  * neutralised, because a plain decimal, even negative, is a number to a spreadsheet, never a formula, and
- * finance must be able to sum the column. Anything that is not a plain decimal (cannot come from a
- * `numeric` column, but an export must not trust that) is treated as free text and neutralised.
+ * finance must be able to sum the column. `decimalMark` is the character between the whole part and the
+ * fraction: `.` as stored, or `,` for the `;` export, which a comma-decimal spreadsheet (pt-BR, de-DE)
+ * opens and reads `-12,50` as a number (it reads `-12.50` as text and `12.345` KWD as twelve thousand).
+ * Anything that is not a plain decimal (cannot come from a `numeric` column, but an export must not trust
+ * that) is treated as free text and neutralised.
  */
-export function amountCell(value: string | null): string {
+export function amountCell(value: string | null, decimalMark: '.' | ',' = '.'): string {
   if (value === null) return '';
-  return PLAIN_DECIMAL.test(value) ? value : neutraliseCell(value);
+  if (!PLAIN_DECIMAL.test(value)) return neutraliseCell(value);
+  return decimalMark === '.' ? value : value.replace('.', decimalMark);
 }
 
 /**

@@ -33,8 +33,14 @@ export const CSV_COLUMNS = [
   'updatedAt',
 ] as const;
 
+/**
+ * The decimal mark of the amounts in each export: the `;` export is for comma-decimal locales, whose
+ * spreadsheets read `12,345` as 12.345 (and `12.345` as 12345).
+ */
+const DECIMAL_MARKS = { comma: '.', semicolon: ',' } as const;
+
 /** One CSV record: every cell is a string, already neutralised. */
-function csvRecord(row: DiscrepancySummary): string[] {
+function csvRecord(row: DiscrepancySummary, decimalMark: '.' | ','): string[] {
   const text = (value: string | null) => (value === null ? '' : neutraliseCell(value));
   return [
     text(row.id),
@@ -43,7 +49,7 @@ function csvRecord(row: DiscrepancySummary): string[] {
     text(row.status),
     text(row.reference),
     text(row.partnerReference),
-    amountCell(row.amountAtRisk),
+    amountCell(row.amountAtRisk, decimalMark),
     text(row.currency),
     text(row.summary),
     text(row.assignee),
@@ -55,9 +61,11 @@ function csvRecord(row: DiscrepancySummary): string[] {
 }
 
 /**
- * Writes discrepancies as CSV that opens correctly in Excel and LibreOffice: UTF-8 with a BOM (so accents
- * survive), a header row, CRLF line ends, `,` or `;` between fields (`separator`, default `comma`),
- * amounts as the exact decimals stored, instants as ISO 8601 UTC. Partner data is untrusted: in every
+ * Writes discrepancies as CSV, the export for programs (for people in a spreadsheet, the XLSX export: a
+ * spreadsheet opening a CSV guesses every cell's type, so a reference such as `000123` or
+ * `8815934509271234` may come back as a number). UTF-8 with a BOM (so accents survive), a header row,
+ * CRLF line ends, `,` or `;` between fields (`separator`, default `comma`), amounts as the exact decimals
+ * stored (with a decimal comma in the `;` export: `-12,50`), instants as ISO 8601 UTC. Partner data is untrusted: in every
  * free-text cell, the start and every place after a line break, `,` or `;` that begins with a formula
  * character get a `'` in front ({@link neutraliseCell}); every cell holding a line break (bare LF and CR
  * included), a quote, `,` or `;` is quoted whichever separator is chosen ({@link MUST_QUOTE}); amounts are
@@ -72,9 +80,10 @@ export async function writeDiscrepanciesCsv(
   options: { end?: boolean; onRow?: (written: number) => void; separator?: CsvSeparator } = {},
 ): Promise<number> {
   let written = 0;
+  const separator = options.separator ?? 'comma';
   async function* records() {
     for await (const row of rows) {
-      yield csvRecord(row);
+      yield csvRecord(row, DECIMAL_MARKS[separator]);
       written++;
       options.onRow?.(written);
     }
@@ -84,7 +93,7 @@ export async function writeDiscrepanciesCsv(
     header: true,
     columns: [...CSV_COLUMNS],
     record_delimiter: 'windows',
-    delimiter: CSV_SEPARATORS[options.separator ?? 'comma'],
+    delimiter: CSV_SEPARATORS[separator],
     // csv-stringify quotes only cells holding its own record delimiter (CR LF) or separator; a bare LF or
     // CR, or the other separator, would go out unquoted and start a new row or cell in a spreadsheet.
     quoted_match: MUST_QUOTE,

@@ -190,12 +190,15 @@ describe('discrepancy exports: CSV, JSON, HTML report, terminal table', () => {
         "'x",
         '',
       ]);
-      expect(['-5.00', '12345678901234567.89', '0', '-0.5'].map(amountCell)).to.deep.equal([
-        '-5.00',
-        '12345678901234567.89',
-        '0',
-        '-0.5',
-      ]);
+      expect(
+        ['-5.00', '12345678901234567.89', '0', '-0.5'].map((amount) => amountCell(amount)),
+      ).to.deep.equal(['-5.00', '12345678901234567.89', '0', '-0.5']);
+      // The `;` export's decimal comma: the same digits, the mark changed, nothing else.
+      expect(
+        ['-5.00', '12345678901234567.89', '0', '-0.5'].map((amount) => amountCell(amount, ',')),
+      ).to.deep.equal(['-5,00', '12345678901234567,89', '0', '-0,5']);
+      expect(amountCell(null, ',')).to.equal('');
+      expect(amountCell('-2+3', ',')).to.equal("'-2+3");
       expect(amountCell(null)).to.equal('');
       expect(amountCell('-2+3')).to.equal("'-2+3");
       expect(amountCell('=1')).to.equal("'=1");

@@ -27,6 +27,9 @@ import { runCli } from '../support/cliProcess.js';
 
 const TOKEN = 'calc-test-token-0123456789abcdef';
 
+/** Windows LCID of Portuguese (Brazil): a comma-decimal locale, which the `;` export is written for. */
+const PT_BR = 1046;
+
 /**
  * Partner values an attacker would send: formulas behind every kind of line break, behind the other
  * separator, in full-width signs, and DDE payloads. Each becomes a partner reference (and, for the first
@@ -172,6 +175,11 @@ describe('CSV exports opened in LibreOffice Calc: no formula, every value intact
     ['site', 'semicolon'],
   ] as const;
   const CHARACTER: Record<CsvSeparator, ',' | ';'> = { comma: ',', semicolon: ';' };
+  /** How each export is meant to be opened: the `;` one by a comma-decimal Calc (pt-BR), the `,` one by Calc's default. */
+  const OPENED_IN: Record<CsvSeparator, { language?: number }> = {
+    comma: {},
+    semicolon: { language: PT_BR },
+  };
 
   it('the CLI and the site send the same bytes for each separator', () => {
     expect(exports['site-comma'].equals(exports['cli-comma'])).to.equal(true);
@@ -180,11 +188,11 @@ describe('CSV exports opened in LibreOffice Calc: no formula, every value intact
   });
 
   for (const [origin, separator] of CASES) {
-    it(`${origin} export, ${separator}: a strict CSV parser and Calc both read every cell back, none a formula`, async () => {
+    it(`${origin} export, ${separator}: a strict CSV parser and Calc (${separator === 'semicolon' ? 'pt-BR' : 'default locale'}) both read every cell back, none a formula`, async () => {
       const bytes = exports[`${origin}-${separator}`];
       const parsed: string[][] = parse(bytes, { bom: true, delimiter: CHARACTER[separator] });
       expect(parsed).to.have.length(rows.length + 1);
-      const sheet = await openInCalc(bytes, CHARACTER[separator]);
+      const sheet = await openInCalc(bytes, CHARACTER[separator], OPENED_IN[separator]);
       expect(sheet.xml).not.to.contain('table:formula');
       expect(sheet.rows).to.have.length(rows.length + 1);
       expect(sheet.rows[0].map((cell) => cell.text)).to.deep.equal([...CSV_COLUMNS]);
@@ -210,11 +218,11 @@ describe('CSV exports opened in LibreOffice Calc: no formula, every value intact
   }
 
   it('opened with the other separator (a pt-BR Calc opening the comma file, and the reverse), still no formula', async () => {
-    for (const [file, opened] of [
-      ['cli-comma', ';'],
-      ['cli-semicolon', ','],
+    for (const [file, opened, options] of [
+      ['cli-comma', ';', { language: PT_BR }],
+      ['cli-semicolon', ',', {}],
     ] as const) {
-      const sheet = await openInCalc(exports[file], opened);
+      const sheet = await openInCalc(exports[file], opened, options);
       expect(sheet.xml, file).not.to.contain('table:formula');
       for (const cell of sheet.rows.flat())
         if (cell.type === 'string') expect(cell.text, file).not.to.match(/^[=+\-@\uFF1D\uFF0B\uFF0D\uFF20]/m);
