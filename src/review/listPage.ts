@@ -88,6 +88,7 @@ export function listPage(view: ListView): string {
   if (kindValue && !DISCREPANCY_KINDS.includes(kindValue as never))
     kindChoices.push([kindValue, kindValue.split(',').map(humanise).join(' or ')]);
 
+  const exportXlsxHref = `/export.xlsx${query(parsed.params, { separator: null })}`;
   const exportHref = `/export.csv${query(parsed.params, { separator: null })}`;
   const exportSemicolonHref = `/export.csv${query(parsed.params, { separator: 'semicolon' })}`;
   const reportHref = `/report${query(parsed.params, { sort: null, dir: null })}`;
@@ -166,7 +167,8 @@ export function listPage(view: ListView): string {
   <h1>Discrepancies</h1>
   <span class="muted">${total} matching</span>
   <span class="spacer"></span>
-  <a class="button" href="${exportHref}" download>Export CSV</a>
+  <a class="button" href="${exportXlsxHref}" download title="For Excel, LibreOffice and other spreadsheets: every cell keeps its type">Export XLSX</a>
+  <a class="button" href="${exportHref}" download title="For programs: a spreadsheet opening a CSV guesses each cell's type">Export CSV</a>
   <a class="button" href="${exportSemicolonHref}" download title="For spreadsheets that use a decimal comma">Export CSV (;)</a>
   <a class="button" href="${reportHref}">Report</a>
 </div>

@@ -1,12 +1,19 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { expect } from 'chai';
 import type { Pool } from 'pg';
-import { type CliRun, runCli } from '../support/cliProcess.js';
+import { hasSoffice, openXlsxInCalc, SOFFICE } from '../support/calcCells.js';
+import { type CliRun, hasScript, runCli, runCliOnTerminal } from '../support/cliProcess.js';
 import { sqlPool } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
 import { raise, setCreatedAt } from './seed.js';
+
+const execFileAsync = promisify(execFile);
+/** The CLI entry point of the same build as this test. */
+const CLI_MAIN = join(__dirname, '../../src/cli/main.js');
 
 describe('CLI: discrepancies, discrepancy, ack, resolve, dismiss (child processes)', function () {
   this.timeout(60_000);
@@ -97,12 +104,71 @@ describe('CLI: discrepancies, discrepancy, ack, resolve, dismiss (child processe
     expect(html.stdout).to.contain('<svg');
   });
 
+  it('--format xlsx --output: a workbook Calc opens, references and formula-looking text as text cells', async function () {
+    if (!hasSoffice()) {
+      if (process.env.CI) throw new Error(`${SOFFICE} does not exist; .ci/run installs libreoffice-calc`);
+      this.skip();
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'il-disc-xlsx-'));
+    const file = join(dir, 'out.xlsx');
+    const run = await cli(
+      'discrepancies',
+      '--format',
+      'xlsx',
+      '--sort',
+      'createdAt',
+      '--direction',
+      'asc',
+      '--output',
+      file,
+    );
+    expect(run.stderr).to.equal('');
+    expect(run.code).to.equal(0);
+    expect(run.stdout).to.equal(`wrote 3 discrepancies (xlsx) to ${file}\n`);
+    expect((await execFileAsync('unzip', ['-t', file])).stdout).to.contain('No errors detected');
+    const sheet = await openXlsxInCalc(readFileSync(file));
+    const at = (row: number, name: string) =>
+      sheet.rows[row][sheet.rows[0].findIndex((cell) => cell.text === name)];
+    expect(sheet.rows.slice(1).map((cells) => cells[0].value)).to.deep.equal([d.a, d.b, d.c]);
+    // d.a: 19 significant digits, kept exact as text; d.b: `=1+1` is text as it is, no `'`, no formula.
+    expect(at(1, 'amountAtRisk')).to.include({ type: 'string', text: '12345678901234567.89' });
+    expect(at(2, 'reference')).to.deep.equal({ type: 'string', text: '=1+1' });
+    expect(at(2, 'amountAtRisk')).to.include({ type: 'float', text: '10.00', value: '10' });
+    expect(at(3, 'createdAt (UTC)')).to.include({ type: 'date', text: '2024-05-03 10:00:00' });
+    expect(sheet.xml).not.to.contain('table:formula');
+  });
+
+  it('--format xlsx refuses a terminal stdout (exit 2, nothing written), and writes to a redirected one', async function () {
+    const dir = mkdtempSync(join(tmpdir(), 'il-disc-xlsx-'));
+    const file = join(dir, 'redirected.xlsx');
+    const env = { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'silent' };
+    await execFileAsync(
+      'sh',
+      ['-c', `"$0" "$1" discrepancies --format xlsx > "$2"`, process.execPath, CLI_MAIN, file],
+      {
+        env,
+      },
+    );
+    expect((await execFileAsync('python3', ['-m', 'zipfile', '-t', file])).stdout).to.contain('Done testing');
+    expect(readFileSync(file).subarray(0, 4).toString('latin1')).to.equal('PK\u0003\u0004');
+    if (!hasScript) this.skip();
+    const terminal = await runCliOnTerminal(['discrepancies', '--format', 'xlsx'], {
+      DATABASE_URL: db.url,
+      LOG_LEVEL: 'silent',
+    });
+    expect(terminal.code).to.equal(2);
+    expect(terminal.stdout).to.match(
+      /^--format xlsx writes a binary workbook, not text for a terminal: give --output FILE\.xlsx \(or redirect stdout\)\r\n/,
+    );
+    expect(terminal.stdout).not.to.contain('PK');
+  });
+
   it('usage errors exit 2: unknown flag, unknown status, bad --since, bad --format', async () => {
     for (const args of [
       ['discrepancies', '--frobnicate'],
       ['discrepancies', '--status', 'closed'],
       ['discrepancies', '--since', 'last tuesday'],
-      ['discrepancies', '--format', 'xlsx'],
+      ['discrepancies', '--format', 'pdf'],
       ['discrepancy'],
     ]) {
       const run = await cli(...args);
@@ -199,5 +265,18 @@ describe('CLI: discrepancies, discrepancy, ack, resolve, dismiss (child processe
     expect(list.map((row: { id: string; status: string }) => [row.id, row.status])).to.deep.equal([
       [d.c, 'acknowledged'],
     ]);
+  });
+
+  // Last: it adds a discrepancy of its own partner, which the counts above do not expect.
+  it("--format xlsx refuses a cell over Excel's 32,767 characters: exit 1 naming it, no file left behind", async () => {
+    const id = await raise(sql, { partner: 'long-pay', summary: 's'.repeat(40_000) });
+    const dir = mkdtempSync(join(tmpdir(), 'il-disc-xlsx-'));
+    const file = join(dir, 'long.xlsx');
+    const run = await cli('discrepancies', '--format', 'xlsx', '--partner', 'long-pay', '--output', file);
+    expect(run.code).to.equal(1);
+    expect(run.stderr).to.contain(
+      `intent-ledger discrepancies failed: discrepancy ${id}: summary is 40000 characters, more than the 32767 an Excel cell holds`,
+    );
+    expect(readdirSync(dir)).to.deep.equal([]);
   });
 });

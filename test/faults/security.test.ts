@@ -724,6 +724,8 @@ describe('faults: security', function () {
         'HEAD /discrepancies/:id',
         'POST /discrepancies/:id/review',
         'POST /discrepancies/:id/approval',
+        'GET /export.xlsx',
+        'HEAD /export.xlsx',
         'GET /export.csv',
         'HEAD /export.csv',
         'GET /report',
@@ -781,7 +783,7 @@ describe('faults: security', function () {
         { name: 'token in the query string', server: () => app, headers: {}, query: `token=${TOKEN}` },
       ];
       const protectedRoutes = routesOf(app).filter((r) => !PUBLIC.has(`${r.method} ${r.url}`));
-      expect(protectedRoutes).to.have.length(19);
+      expect(protectedRoutes).to.have.length(21);
       const before = await stateOf();
       let refused = 0;
       for (const variant of variants) {
@@ -807,7 +809,7 @@ describe('faults: security', function () {
           refused += 1;
         }
       }
-      expect(refused).to.equal(variants.length * 19);
+      expect(refused).to.equal(variants.length * 21);
       expect(await stateOf(), 'no POST changed anything').to.deep.equal(before);
     });
 

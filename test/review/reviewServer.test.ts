@@ -1,3 +1,8 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { expect } from 'chai';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { Pool } from 'pg';
@@ -9,6 +14,7 @@ import { sqlPool } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
 import { type SeededReview, seedReview } from './seedReview.js';
 
+const execFileAsync = promisify(execFile);
 const TOKEN = 'review-test-token-0123456789abcdef';
 const ORIGIN = 'http://localhost:80';
 const XSS = '<script>alert("pwned")</script>';
@@ -102,7 +108,7 @@ describe('review server: pages, API, sign-in, CSRF and escaping (fastify inject,
       const response = await app.inject({ method: 'GET', url: '/?partner=acme-pay' });
       expect(response.statusCode).to.equal(303);
       expect(response.headers.location).to.equal('/login?next=%2F%3Fpartner%3Dacme-pay');
-      for (const path of ['/discrepancies/1', '/export.csv', '/report']) {
+      for (const path of ['/discrepancies/1', '/export.xlsx', '/export.csv', '/report']) {
         const other = await app.inject({ method: 'GET', url: path });
         expect(other.statusCode, path).to.equal(303);
         expect(other.headers.location, path).to.match(/^\/login\?next=/);
@@ -408,6 +414,7 @@ describe('review server: pages, API, sign-in, CSRF and escaping (fastify inject,
         await app.inject({ method: 'GET', url: '/', headers: { cookie: browser.cookie } }),
         await app.inject({ method: 'GET', url: '/nope', headers: { cookie: browser.cookie } }),
         await app.inject({ method: 'GET', url: '/export.csv', headers: { cookie: browser.cookie } }),
+        await app.inject({ method: 'GET', url: '/export.xlsx', headers: { cookie: browser.cookie } }),
         await app.inject({
           method: 'GET',
           url: '/api/discrepancies',
@@ -539,6 +546,58 @@ describe('review server: pages, API, sign-in, CSRF and escaping (fastify inject,
         seeded.ids.amountMismatch,
       ]);
       expect(body).to.contain('1249.90');
+    });
+
+    it('exports the current filter as XLSX: attachment, its media type, a whole workbook of exactly the matching rows', async () => {
+      const browser = await signIn();
+      const url = '/export.xlsx?partner=acme-pay,umbrella-cards&status=open&sort=amountAtRisk&dir=desc';
+      for (const headers of [{ cookie: browser.cookie }, bearer]) {
+        const response = await app.inject({ method: 'GET', url, headers });
+        expect(response.statusCode).to.equal(200);
+        expect(response.headers['content-type']).to.equal(
+          'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+        );
+        expect(response.headers['content-disposition']).to.match(
+          /^attachment; filename="discrepancies-[0-9]{8}-[0-9]{4}\.xlsx"$/,
+        );
+        expect(response.headers['x-content-type-options']).to.equal('nosniff');
+        const dir = mkdtempSync(join(tmpdir(), 'review-xlsx-'));
+        try {
+          const file = join(dir, 'export.xlsx');
+          writeFileSync(file, response.rawPayload);
+          expect((await execFileAsync('unzip', ['-t', file])).stdout).to.contain('No errors detected');
+          const sheet = (await execFileAsync('unzip', ['-p', file, 'xl/worksheets/sheet1.xml'])).stdout;
+          // Column A holds each row's id as a number: the open ones of those partners, largest amount first.
+          const ids = [...sheet.matchAll(/<c r="A(\d+)" s="\d+"><v>(\d+)<\/v><\/c>/g)].map((m) => m[2]);
+          expect(ids).to.deep.equal([
+            seeded.ids.duplicate,
+            seeded.ids.currencyMismatch,
+            seeded.ids.amountMismatch,
+          ]);
+          expect(sheet).to.contain('<v>1249.90</v>');
+          expect(sheet).to.contain('<t xml:space="preserve">ORD-20931</t>');
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      }
+      const bad = await app.inject({ method: 'GET', url: '/export.xlsx?status=closed', headers: bearer });
+      expect(bad.statusCode).to.equal(400);
+      expect(bad.headers['content-type']).to.equal('text/plain; charset=utf-8');
+      expect(bad.body).to.match(/^bad filter: /);
+    });
+
+    it('the list page links the XLSX, CSV and `;` CSV exports with its filter', async () => {
+      const browser = await signIn();
+      const page = await app.inject({
+        method: 'GET',
+        url: '/?partner=acme-pay&status=open&page=2',
+        headers: { cookie: browser.cookie },
+      });
+      expect(page.body).to.contain('href="/export.xlsx?status=open&amp;partner=acme-pay" download');
+      expect(page.body).to.contain('href="/export.csv?status=open&amp;partner=acme-pay" download');
+      expect(page.body).to.contain(
+        'href="/export.csv?status=open&amp;partner=acme-pay&amp;separator=semicolon" download',
+      );
     });
 
     it('neutralises a formula in a partner reference in the CSV', async () => {

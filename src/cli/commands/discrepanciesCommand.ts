@@ -13,6 +13,7 @@ import { summaryData } from '../../discrepancies/summaryData.js';
 import { writeChunk } from '../../discrepancies/writeChunk.js';
 import { isCsvSeparator, writeDiscrepanciesCsv } from '../../discrepancies/writeDiscrepanciesCsv.js';
 import { writeDiscrepancyTable } from '../../discrepancies/writeDiscrepancyTable.js';
+import { writeDiscrepanciesXlsx } from '../../discrepancies/xlsx/writeDiscrepanciesXlsx.js';
 import { DISCREPANCY_KINDS, DISCREPANCY_STATUSES } from '../../shared/status.js';
 import { UsageError } from '../errors/UsageError.js';
 import { openCliDatabase } from '../openCliDatabase.js';
@@ -21,16 +22,17 @@ import { enumList, parsePositiveInt, parseSince, parseStrict, splitList } from '
 
 export const discrepanciesUsage =
   'intent-ledger discrepancies [--status S]... [--partner P]... [--kind K]... [--since ISO|7d] [--search TEXT] ' +
-  '[--sort FIELD] [--direction asc|desc] [--limit N] [--format table|csv|json|html] ' +
+  '[--sort FIELD] [--direction asc|desc] [--limit N] [--format table|csv|xlsx|json|html] ' +
   '[--separator comma|semicolon] [--output FILE]   list or export discrepancies';
 
-const FORMATS = ['table', 'csv', 'json', 'html'] as const;
+const FORMATS = ['table', 'csv', 'xlsx', 'json', 'html'] as const;
 type Format = (typeof FORMATS)[number];
 
 /**
  * `intent-ledger discrepancies`: lists discrepancies (newest first) as an aligned table, or exports them as
- * CSV (Excel-safe; `--separator semicolon` for comma-decimal locales), JSON or a self-contained HTML report,
- * to stdout or `--output FILE`. Rows come from one server-side cursor in batches of 1000, so exporting
+ * XLSX (typed cells, for spreadsheets; a file, or a redirected stdout, never a terminal), CSV (for
+ * programs; `--separator semicolon` for comma-decimal locales), JSON or a self-contained HTML report, to
+ * stdout or `--output FILE`. Rows come from one server-side cursor in batches of 1000, so exporting
  * millions keeps memory flat (docs/PERFORMANCE.md, "The command line", says how long that takes);
  * writing to a file from a terminal shows a progress bar on stderr. A file is written under a temporary
  * name and renamed when complete. A reader that stops early (`| head`) is not an error.
@@ -66,6 +68,10 @@ export async function discrepanciesCommand(args: string[]): Promise<number> {
     throw new UsageError('--direction must be asc or desc');
   if (values.output !== undefined && !values.output.trim())
     throw new UsageError('--output needs a file name');
+  if (format === 'xlsx' && values.output === undefined && process.stdout.isTTY)
+    throw new UsageError(
+      '--format xlsx writes a binary workbook, not text for a terminal: give --output FILE.xlsx (or redirect stdout)',
+    );
   const filter: DiscrepancyFilter = {
     status: enumList('status', values.status, DISCREPANCY_STATUSES),
     partner: splitList(values.partner),
@@ -108,9 +114,11 @@ export async function discrepanciesCommand(args: string[]): Promise<number> {
       written =
         format === 'csv'
           ? await writeDiscrepanciesCsv(rows, out, { end: false, onRow, separator })
-          : format === 'json'
-            ? await writeDiscrepanciesJson(rows, out, { onRow })
-            : await writeDiscrepancyTable(rows, out, { onRow });
+          : format === 'xlsx'
+            ? await writeDiscrepanciesXlsx(rows, out, { end: false, onRow })
+            : format === 'json'
+              ? await writeDiscrepanciesJson(rows, out, { onRow })
+              : await writeDiscrepancyTable(rows, out, { onRow });
     }
     progress.finish();
     if (target && file) {
