@@ -37,7 +37,8 @@ const PT_BR = 1046;
  */
 const HOSTILE = [
   'lf-demo\n=1+1',
-  '\r=2+2',
+  // No tab or CR first: report identifiers are read trimmed, so neither can start one any more (a cell
+  // starting with either is neutralised all the same: test/discrepancies/exports.test.ts).
   'cr-demo\r=2+2',
   'crlf-demo\r\n=3+3',
   'a;=3+3;b',
@@ -51,7 +52,6 @@ const HOSTILE = [
   '@SUM(1+1)',
   '+1',
   '-1+2',
-  '\t=5+5',
   'quote "=6+6"',
   'mid\n\uFF0B7\r\n@A1\r-8',
 ] as const;
