@@ -30,6 +30,19 @@ export async function decideAbsenceProof(
 ): Promise<AbsenceProof> {
   const { settings, staged } = input;
   if (!input.coverage) return { possible: false, warning: null };
+  // An intent is proven absent only if its start lies clockSkew inside the period and lag + clockSkew before
+  // its end (collectCandidates): a period shorter than that holds no such start, and silently proving
+  // nothing would leave whoever declared it wondering why nothing is ever settled not executed.
+  const spanMs = input.coverage.to.getTime() - input.coverage.from.getTime();
+  const neededMs = 2 * settings.clockSkewMs + settings.settlementLagMs;
+  if (spanMs < neededMs) {
+    return {
+      possible: false,
+      warning:
+        `the report covers ${formatSpan(spanMs)}, less than twice clockSkew plus settlementLag ` +
+        `(${formatSpan(neededMs)}): no intent's start can lie far enough inside it, and this run proves no intent absent`,
+    };
+  }
   if (staged.unterminatedLine !== undefined) {
     return {
       possible: false,
@@ -57,4 +70,12 @@ export async function decideAbsenceProof(
     stuckAfterMs: settings.stuckAfterMs,
   });
   return implausible ? { possible: false, warning: implausible } : { possible: true, warning: null };
+}
+
+/** A span for a warning: whole seconds, minutes or hours as the span allows. */
+function formatSpan(ms: number): string {
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 120) return `${seconds} s`;
+  if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
+  return `${Math.round(seconds / 360) / 10} h`;
 }

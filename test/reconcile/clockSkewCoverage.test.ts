@@ -72,6 +72,27 @@ describe('reconcile: coverage and the clock skew between the partner and us', ()
     expect(report.resolved).to.deep.equal({ completed: 1, notExecuted: 1 });
   });
 
+  it('a period shorter than twice the skew plus the lag proves nothing, and the run says why', async () => {
+    const partner = partnerName('skew-short');
+    // [0, 79] minutes with a lag of 1 h and a skew of 10 min: a start would need to be at least 10 minutes in
+    // and 70 before the end, which no start is. The intent at 10 minutes is executed nowhere, stays unproven.
+    const absent = await stuck(partner, 'absent', 10);
+    const found = await stuck(partner, 'found', 20);
+    const file = writeCsv(fx.dir, `${partner}.csv`, [
+      { reference: 'found', nsu: 'S-1', amount: '10.00', executedAt: at(21) },
+    ]);
+    const report = await run(
+      csvReconciler(partner, file, { ...timings, coverage: { from: at(0), to: at(79) } }),
+    );
+    expect((await intentRow(fx.sql, absent)).status).to.equal('unknown');
+    expect(report.resolved).to.deep.equal({ completed: 1, notExecuted: 0 });
+    expect(report.warnings).to.include(
+      "the report covers 79 min, less than twice clockSkew plus settlementLag (80 min): no intent's start " +
+        'can lie far enough inside it, and this run proves no intent absent',
+    );
+    void found;
+  });
+
   describe('an API listing', () => {
     let fake: FakePartner;
     const TOKEN = 'tok_skew_test';

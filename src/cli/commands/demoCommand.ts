@@ -91,6 +91,9 @@ export async function demoCommand(args: string[]): Promise<number> {
       ...acmePay,
       stuckAfter: '0s',
       settlementLag: '0s',
+      // The simulated acquirer runs in this process, on our clock; the default 15 minutes would leave no
+      // start of a few-second day far enough inside its file to be proven absent.
+      clockSkew: '0s',
       // The file is the whole simulated day.
       coverage: { from: dayStartedAt, to: new Date() },
       source: { ...acmePay.source, type: 'csv', path: reportFile } as ReconcilerConfig['source'],
