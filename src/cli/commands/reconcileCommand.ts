@@ -71,6 +71,7 @@ function toJson(report: ReconciliationResult) {
     resolved: report.resolved,
     discrepancies: report.discrepancies,
     coverage: report.coverage,
+    warnings: report.warnings,
     error: report.error,
   };
 }
@@ -91,6 +92,9 @@ function printReport(report: ReconciliationResult): void {
     `  resolved: completed ${report.resolved.completed}, not executed ${report.resolved.notExecuted}`,
   );
   console.log(`  new discrepancies: ${flagged.length ? flagged.join(', ') : 'none'}`);
+  // Why the run proved less than it might have (no coverage, a file cut short, an implausible report):
+  // the reason intents stay stuck, so it is printed, not only logged.
+  for (const warning of report.warnings) console.log(`  warning: ${warning}`);
   for (const row of report.rejected.slice(0, 20))
     console.log(`  rejected line ${row.line}, ${row.field}: ${row.reason}`);
   if (report.rejected.length > 20)

@@ -63,6 +63,28 @@ describe('shipped partners through the CLI (--file)', () => {
       expect(result.discrepancies.duplicate_execution).to.equal(0);
       const kinds = (await discrepanciesOf(fx.sql, entry.partner)).map((d) => d.kind);
       expect(kinds).to.deep.equal(Array(entry.orphans).fill('orphan_partner_record'));
+      // Why the run proved nothing absent (these reconcilers declare no coverage, or have no account set) is in
+      // the JSON, as in the run's row, and printed by the plain output too.
+      const stored = await fx.sql.query<{ warnings: string[] }>(
+        'SELECT warnings FROM reconciliation_runs WHERE id = $1',
+        [result.runId],
+      );
+      expect(result.warnings).to.deep.equal(stored.rows[0].warnings);
+      expect(result.warnings).to.have.length.greaterThan(0);
+      const plain = await runCli(
+        [
+          'reconcile',
+          entry.partner,
+          '--dry-run',
+          '--file',
+          entry.file,
+          '--reconcilers',
+          join(ROOT, 'reconcilers'),
+        ],
+        { DATABASE_URL: fx.db.url, LOG_LEVEL: 'warn' },
+      );
+      expect(plain.code, plain.stderr).to.equal(0);
+      for (const warning of result.warnings) expect(plain.stdout).to.contain(`  warning: ${warning}`);
     });
   }
 });
