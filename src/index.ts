@@ -25,6 +25,7 @@ export {
   reconcile,
 } from './reconcile/reconcile.js';
 export { defineReconciler, type MatchRule, type ReconcilerConfig } from './reconcile/reconcilerConfig.js';
+export { ReconciliationWorker, type WorkerOptions } from './reconcile/reconciliationWorker.js';
 export { createReviewServer, type ReviewServerOptions } from './review/createReviewServer.js';
 export type { Duration } from './shared/duration.js';
 export * from './shared/errors/index.js';

@@ -14,6 +14,10 @@ describe('package entry point', () => {
     expect(api.Workflow).to.be.a('function');
     expect(api.LeaseEndingError).to.be.a('function');
     expect(api.defaultClassify).to.be.a('function');
+    // What README "Scheduled reconciliation" tells a program to use (its maxConcurrentRuns, fire, stop).
+    expect(api.ReconciliationWorker).to.be.a('function');
+    expect(api.ReconciliationWorker.prototype.fire).to.be.a('function');
+    expect(api.reconcile).to.be.a('function');
     expect(api.IntentStatus).to.deep.equal({
       InProgress: 'in_progress',
       Completed: 'completed',

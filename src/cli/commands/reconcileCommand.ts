@@ -68,6 +68,7 @@ function toJson(report: ReconciliationResult) {
     rejected: report.rejected,
     rowsByKind: report.rowsByKind,
     matched: report.matched,
+    ambiguous: report.ambiguous,
     resolved: report.resolved,
     discrepancies: report.discrepancies,
     coverage: report.coverage,

@@ -70,6 +70,24 @@ describe('shipped partners through the CLI (--file)', () => {
         [result.runId],
       );
       expect(result.warnings).to.deep.equal(stored.rows[0].warnings);
+      // Every field README "reconcile --json" lists, and no other.
+      expect(Object.keys(result)).to.have.members([
+        'runId',
+        'partner',
+        'source',
+        'status',
+        'rowsRead',
+        'rowsRejected',
+        'rejected',
+        'rowsByKind',
+        'matched',
+        'ambiguous',
+        'resolved',
+        'discrepancies',
+        'coverage',
+        'warnings',
+        'error',
+      ]);
       expect(result.warnings).to.have.length.greaterThan(0);
       const plain = await runCli(
         [
