@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { createReviewServer } from '../../review/createReviewServer.js';
@@ -7,7 +8,8 @@ import { ensurePortFree, explainListenError, parsePort } from '../listenPort.js'
 import { openCliDatabase } from '../openCliDatabase.js';
 
 export const serveUsage =
-  'intent-ledger serve [--port 3000] [--host 127.0.0.1] [--trust-proxy] [--identity-header NAME] ' +
+  'intent-ledger serve [--port 3000] [--host 127.0.0.1] [--trust-proxy | --trusted-proxy ADDRESS ...] ' +
+  '[--identity-header NAME] ' +
   '[--approval-threshold AMOUNT]   ' +
   'the finance review page ' +
   '(token: REVIEW_TOKEN or generated)';
@@ -37,8 +39,14 @@ export async function serveCommand(args: string[]): Promise<number> {
       censor: '[redacted]',
     },
   });
-  if (values['identity-header'] !== undefined && !values['trust-proxy'])
-    throw new UsageError('--identity-header needs --trust-proxy: only a trusted proxy may name people');
+  const trustProxy = trustedProxies(values['trust-proxy'], values['trusted-proxy']);
+  // A header naming the person is as good as a password: honoured from every peer (`--trust-proxy`), anyone
+  // who can reach the port could sign in as anybody. Only the proxy's own addresses may name people.
+  if (values['identity-header'] !== undefined && !Array.isArray(trustProxy))
+    throw new UsageError(
+      "--identity-header needs --trusted-proxy ADDRESS (the authenticating proxy's own address, repeatable): " +
+        'only that proxy may name people, and with --trust-proxy alone any client could',
+    );
   const threshold = values['approval-threshold'];
   if (threshold !== undefined && !/^\d+(\.\d+)?$/.test(threshold))
     throw new UsageError(`--approval-threshold must be a decimal amount such as 10000.00 (got ${threshold})`);
@@ -48,7 +56,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     pool: database.pool,
     token,
     logger,
-    trustProxy: values['trust-proxy'] === true,
+    trustProxy,
     approvalThreshold: values['approval-threshold'],
     identityHeader: values['identity-header'],
   });
@@ -83,9 +91,11 @@ function parseServeArgs(args: string[]) {
         host: { type: 'string', default: '127.0.0.1' },
         // Behind a TLS-terminating proxy that is the only way in: X-Forwarded-* trusted, HSTS sent.
         'trust-proxy': { type: 'boolean', default: false },
+        // The same, trusting only these peers (IP addresses): what --identity-header needs.
+        'trusted-proxy': { type: 'string', multiple: true },
         // Four eyes: above this amount at risk, resolving or dismissing needs a second resolver.
         'approval-threshold': { type: 'string' },
-        // An authenticating proxy's header naming the person (honoured only with --trust-proxy).
+        // An authenticating proxy's header naming the person (honoured only from a --trusted-proxy address).
         'identity-header': { type: 'string' },
       },
       strict: true,
@@ -94,6 +104,23 @@ function parseServeArgs(args: string[]) {
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
+}
+
+/**
+ * `trustProxy` for the review server: false, true (`--trust-proxy`: every peer, for a proxy that is the only
+ * way in), or the `--trusted-proxy` addresses, each checked to be an IP address (fastify compares peers to
+ * them; a host name would never match, and trust nobody while seeming to).
+ */
+function trustedProxies(all: boolean | undefined, addresses: string[] | undefined): boolean | string[] {
+  if (addresses === undefined) return all === true;
+  if (all) throw new UsageError('give --trust-proxy (every peer) or --trusted-proxy ADDRESS, not both');
+  const list = addresses.flatMap((text) => text.split(',')).map((text) => text.trim());
+  const wrong = list.filter((address) => isIP(address) === 0);
+  if (wrong.length > 0 || list.length === 0)
+    throw new UsageError(
+      `--trusted-proxy takes IP addresses (10.0.0.5, ::1), got ${wrong.map((w) => JSON.stringify(w)).join(', ') || 'none'}`,
+    );
+  return list;
 }
 
 /** `server.listen` answers with the bound address; show the host people asked for when it is a name. */
