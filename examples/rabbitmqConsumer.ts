@@ -25,7 +25,8 @@
  * - `PARTNER_HONOURS_KEY=1` the partner deduplicates by `Idempotency-Key`: an attempt whose outcome is
  *                     unknown may then be retried with the same key (see docs/DESIGN.md, invariant 2)
  * - `PARTNER_TIMEOUT_MS` client timeout of the HTTP call (default 10000; keep it below the lease)
- * - `DATABASE_URL`    the ledger's PostgreSQL (default: the embedded one under .data/)
+ * - `DATABASE_URL`    the ledger's PostgreSQL (required: without it createLedger throws
+ *                     DatabaseNotConfiguredError; the library never opens an embedded server on its own)
  * - `LEASE_MS`        the ledger's lease (default 30000)
  * - `RETRY_DELAY_MS`  pause before requeueing a message that is safe to retry (default 250)
  * - `PARK_DELAY_MS`   how long a message whose outcome is unknown stays parked before it comes back
