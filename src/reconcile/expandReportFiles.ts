@@ -1,10 +1,12 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { compareFileNames } from './naturalFileOrder.js';
 
 const GLOB_CHARS = /[*?[{]/;
 
 /**
- * The report files a CSV source's `path` names, in name order. A path without glob characters is returned
+ * The report files a CSV source's `path` names, in natural name order (compareFileNames: batch_9 before
+ * batch_10). A path without glob characters is returned
  * as is (a missing file then fails its run with the reader's error, rather than silently doing nothing).
  *
  * Supports `*` and `?` within a path segment, `[abc]` classes, `{a,b}` alternatives and `**` for any
@@ -21,7 +23,7 @@ export async function expandReportFiles(pattern: string): Promise<string[]> {
   const prefix = fixed.length > 0 ? (absolute ? base : fixed.join('/')) : '';
   const found: string[] = [];
   await walk(base, prefix, segments.map(toMatcher), found);
-  return [...new Set(found)].sort();
+  return [...new Set(found)].sort(compareFileNames);
 }
 
 type Matcher = '**' | RegExp;

@@ -61,7 +61,7 @@ export interface ReconcileOptions {
 }
 
 /**
- * Reconciles one partner: every file its CSV source names (each its own run, in name order; `file`
+ * Reconciles one partner: every file its CSV source names (each its own run, in natural name order, batch_9 before batch_10; `file`
  * overrides the glob), or one read of its API. Returns one report per run; none when a glob matches no
  * file. Runs after an aborted one are not started. Throws only for a configuration that cannot work (bad
  * durations, a `file` for an API source) or a database that cannot record runs.
