@@ -12,7 +12,9 @@ import { defineReconciler } from '../src/reconcile/reconcilerConfig.js';
  * - Auth: HTTP Basic, the Account SID as user name and the Auth Token as password, from TWILIO_ACCOUNT_SID and
  *   TWILIO_AUTH_TOKEN (read at run time, never logged). TWILIO_API_URL replaces the public API's address
  *   (a test double, a regional edge). The account SID is also part of the path, read when this file loads.
- * - Twilio echoes nothing of ours: an intent's `reference` must be the recipient (`to`, E.164), and a message
+ * - Twilio echoes nothing of ours: an intent's `reference` must be the recipient (`to`) as Twilio writes it,
+ *   E.164 (the Messaging API requires `To` in E.164: https://www.twilio.com/docs/api/errors/60703), or the
+ *   `whatsapp:` address; `match.shape` keeps intents written otherwise from proof of absence. A message
  *   is matched to the partner's intents with that recipient whose attempt could have sent it. Two intents
  *   to one number close in time are exactly the case the ambiguity rule exists for: neither is guessed.
  * - `date_sent` is RFC 2822 (`Wed, 18 Aug 2010 20:01:40 +0000`). `price` is what the message cost, written
@@ -49,7 +51,10 @@ export default defineReconciler({
   settlementLag: '11h',
   deadline: '1d',
   maxRejectedRatio: 0,
-  match: { by: 'reference' },
+  // Twilio lists `to` in E.164 (`+5511987654321`; `whatsapp:+5511987654321` for WhatsApp), whatever form the
+  // number was sent in: an intent whose reference is written otherwise (`11 98765-4321`) is never in a
+  // listing as it is, so its absence proves nothing (match.shape) and the run counts it in its warnings.
+  match: { by: 'reference', shape: '^(whatsapp:)?\\+[1-9][0-9]{1,14}$' },
   source: {
     type: 'api',
     baseUrl: process.env.TWILIO_API_URL ?? 'https://api.twilio.com',

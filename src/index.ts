@@ -24,7 +24,12 @@ export {
   type RunReport,
   reconcile,
 } from './reconcile/reconcile.js';
-export { defineReconciler, type MatchRule, type ReconcilerConfig } from './reconcile/reconcilerConfig.js';
+export {
+  defineReconciler,
+  type MatchRule,
+  type ReconcilerConfig,
+  type ReferenceShape,
+} from './reconcile/reconcilerConfig.js';
 export { ReconciliationWorker, type WorkerOptions } from './reconcile/reconciliationWorker.js';
 export { createReviewServer, type ReviewServerOptions } from './review/createReviewServer.js';
 export type { Duration } from './shared/duration.js';

@@ -4,6 +4,7 @@ import type { Coverage } from './coverage.js';
 import { flagDiscrepancies } from './flagDiscrepancies.js';
 import { raiseFlags } from './raiseFlags.js';
 import type { ReconcilerDiscrepancyKind } from './reconciliationResult.js';
+import { stuckOutOfShape } from './referenceShape.js';
 import { type Resolution, resolveStuckIntents } from './resolveStuckIntents.js';
 import type { RunSettings } from './runSettings.js';
 import { findKnownRecords, storePartnerRecords } from './storePartnerRecords.js';
@@ -12,6 +13,8 @@ export interface ApplyOutcome {
   matched: number;
   resolved: Resolution;
   discrepancies: Record<ReconcilerDiscrepancyKind, number>;
+  /** Stuck intents whose matched value is outside `match.shape`: never proven absent (referenceShape.ts). */
+  stuckOutOfShape: number;
 }
 
 /**
@@ -55,6 +58,11 @@ export async function applyReport(
     deadlineMs: settings.deadlineMs,
     clockSkewMs: settings.clockSkewMs,
   });
+  const { match } = settings;
+  const outOfShape =
+    match.by !== 'amount' && match.shape !== undefined && !input.lookup
+      ? await stuckOutOfShape(db, { by: match.by, shape: match.shape })
+      : 0;
   checkpoint();
   // Evidence from earlier runs is read before this run's records are stored (see collectStoredEvidence).
   const knownRows = await findKnownRecords(db, partner);
@@ -72,5 +80,5 @@ export async function applyReport(
   checkpoint();
   await flagDiscrepancies(db, { ...common, source: input.source });
   const discrepancies = await raiseFlags(db, { partner, runId, actor });
-  return { matched: input.matched, resolved, discrepancies };
+  return { matched: input.matched, resolved, discrepancies, stuckOutOfShape: outOfShape };
 }

@@ -63,6 +63,12 @@ export async function collectCandidates(db: Queryable, input: CandidateInput): P
     inCoverage = `(i.attempt_started_at - ${skew} >= $5::timestamptz
                    AND i.attempt_started_at + ${lag} + ${skew} <= $6::timestamptz)`;
     const conditions = [inCoverage, matchKeyPresent(input.match), notAmbiguous];
+    // A value outside the partner's shape (match.shape) is one no row of it can ever carry.
+    if (input.match.by !== 'amount' && input.match.shape !== undefined) {
+      params.push(input.match.shape);
+      const column = input.match.by === 'reference' ? 'i.reference' : 'i.partner_reference';
+      conditions.push(`${column} ~ $${params.length}`);
+    }
     if (input.rowsRejected > 0) conditions.push(notRejected(input.match));
     if (input.match.by === 'amount') {
       const match = input.match;

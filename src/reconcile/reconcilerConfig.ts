@@ -3,12 +3,21 @@ import type { CsvSourceConfig } from '../reports/csvSourceConfig.js';
 import type { FixedWidthSourceConfig } from '../reports/fixedWidthSourceConfig.js';
 import type { Duration } from '../shared/duration.js';
 
+/**
+ * The form every value this partner reports in the matched field takes, as an anchored regular expression
+ * (`^...$`) that PostgreSQL's `~` and JavaScript read alike: Twilio lists recipients in E.164
+ * (`^(whatsapp:)?\\+[1-9][0-9]{1,14}$`). An intent whose value has another form (a number written
+ * `11 98765-4321`) can never be matched by the partner's row, so its absence from a report proves nothing:
+ * it stays stuck, the run's warnings count it, and past the deadline a person decides.
+ */
+export type ReferenceShape = string;
+
 /** How partner rows are paired with intents. */
 export type MatchRule =
   /** Our reference, echoed by the partner (the usual case). */
-  | { by: 'reference' }
+  | { by: 'reference'; shape?: ReferenceShape }
   /** The partner's own id, known for intents completed by the caller. */
-  | { by: 'partnerReference' }
+  | { by: 'partnerReference'; shape?: ReferenceShape }
   /**
    * For partners that echo nothing of ours: same currency, amount within `amountTolerance` (a decimal
    * string, compared exactly) and execution within `timeWindow` of the attempt's start. A row is paired only

@@ -3,11 +3,13 @@ import type { CsvSourceConfig } from '../reports/csvSourceConfig.js';
 import type { FixedWidthSourceConfig } from '../reports/fixedWidthSourceConfig.js';
 import { toMilliseconds } from '../shared/duration.js';
 import type { CoverageDeclaration, ReconcilerApiSource, ReconcilerConfig } from './reconcilerConfig.js';
+import { shapeProblem } from './referenceShape.js';
 
 /** How rows pair with intents, with its defaults applied. */
 export type ResolvedMatch =
-  | { by: 'reference' }
-  | { by: 'partnerReference' }
+  /** `shape`: MatchRule's, checked (anchored, a valid regular expression). */
+  | { by: 'reference'; shape?: string }
+  | { by: 'partnerReference'; shape?: string }
   /**
    * Decimal strings are handed to SQL as numeric, never JS numbers. `nearMissAmount` null: the default (the
    * larger of 10 x amountTolerance and 1% of the intent's amount).
@@ -100,7 +102,9 @@ export function resolveRunSettings(config: ReconcilerConfig): RunSettings {
       nearMissWindowMs: nearMissWindowMs + clockSkewMs,
     };
   } else if (rule.by === 'reference' || rule.by === 'partnerReference') {
-    match = { by: rule.by };
+    const problem = rule.shape === undefined ? undefined : shapeProblem(rule.shape);
+    if (problem) throw new RangeError(`${where}: ${problem}`);
+    match = rule.shape === undefined ? { by: rule.by } : { by: rule.by, shape: rule.shape };
   } else {
     throw new RangeError(`${where}: match.by must be "reference", "partnerReference" or "amount"`);
   }

@@ -7,6 +7,7 @@ import { closestName } from './closestName.js';
 import { ReconcilerConfigError } from './errors/ReconcilerConfigError.js';
 import { KNOWN_KEYS, PAGINATION_TYPES } from './knownConfigKeys.js';
 import type { ReconcilerConfig } from './reconcilerConfig.js';
+import { shapeProblem } from './referenceShape.js';
 
 type Problems = string[];
 
@@ -51,6 +52,15 @@ export function validateReconciler(value: unknown, file: string): ReconcilerConf
       problems.push(
         `match.by must be "reference", "partnerReference" or "amount" (got ${JSON.stringify(match.by)})`,
       );
+    const shape = (match as { shape?: unknown }).shape;
+    if (shape !== undefined) {
+      if (match.by === 'amount')
+        problems.push('match.shape applies to matching by reference or partnerReference');
+      else {
+        const problem = shapeProblem(shape);
+        if (problem) problems.push(problem);
+      }
+    }
     if (match.by === 'amount' && match.timeWindow !== undefined)
       duration(match.timeWindow, 'match.timeWindow', problems);
     if (match.by === 'amount' && match.nearMiss !== undefined) {

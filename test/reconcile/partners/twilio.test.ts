@@ -28,6 +28,7 @@ describe('shipped partner: twilio (Messages list API)', () => {
     page2: 'twilio-page2',
     auth: 'twilio-auth',
     queued: 'twilio-queued',
+    national: 'twilio-national',
   };
   const fx = useReconcileFixture('rec_twilio', { subMinorUnitPartners: Object.values(PARTNERS) });
   let fake: TwilioFake | undefined;
@@ -177,6 +178,32 @@ describe('shipped partner: twilio (Messages list API)', () => {
     expect(report.rowsRead).to.equal(7);
     expect(report.resolved.completed).to.equal(4);
     expect((await intentRow(fx.sql, inQueue)).status).to.equal('unknown');
+  });
+
+  it('an intent whose recipient is not written in E.164 is never proven absent: Twilio lists it as +1...', async () => {
+    fake = await startTwilioFake({ authToken: AUTH_TOKEN, pageSize: 2 });
+    const partner = PARTNERS.national;
+    // The account's morning, listed and matched: the listing is this account's.
+    await stuck(partner, '+15550000001', '2026-11-30T10:00:04Z');
+    await stuck(partner, '+15550000002', '2026-11-30T10:05:04Z');
+    // The same recipient as a listed message, written as dialled: Twilio lists it as +15550000004, so no row
+    // can match it as written, and its absence from the listing proves nothing (it was sent, billed).
+    const dialled = await stuck(partner, '(555) 000-0004', '2026-11-30T10:10:04Z');
+    // In E.164 and in no listed message: proven never sent.
+    const neverSent = await stuck(partner, '+15550000099', '2026-11-30T10:20:00Z');
+    // A lag short enough for this 3-hour listing to prove anything at all (the shipped 11 h waits out a
+    // message's ValidityPeriod in the queue; this fake has no queue).
+    const [report] = await reconcile({
+      pool: fx.sql,
+      reconciler: { ...config(partner, fake.url), settlementLag: '10m' },
+      env,
+    });
+    expect(report.status, `error: ${report.error}`).to.equal('succeeded');
+    expect((await intentRow(fx.sql, dialled)).status).to.equal('unknown');
+    expect((await intentRow(fx.sql, neverSent)).status).to.equal('not_executed');
+    expect(
+      report.warnings.some((w) => w.startsWith('1 stuck intents have a reference this partner never')),
+    ).to.equal(true);
   });
 
   it('wrong credentials: the run fails naming the two variables, never the token', async () => {
