@@ -61,6 +61,8 @@ interface ReadState {
   accounts: readonly string[] | undefined;
   /** Position of the account column in the current header (a column account). */
   accountIndex: number | undefined;
+  /** A record account (PayPal's `SH`) was read and checked before the rows that follow it. */
+  accountStated: boolean;
 }
 
 /**
@@ -125,6 +127,7 @@ export async function* readCsvReportBatches(
       : undefined,
     accounts: settings.account && options.accounts ? options.accounts : undefined,
     accountIndex: undefined,
+    accountStated: false,
   };
 
   // A gzipped report is decompressed as it is read (openReportFile).
@@ -254,6 +257,8 @@ function addRecord(
   if (state.accountIndex !== undefined) {
     checkAccount(state, cells[state.accountIndex] ?? '', line, state.settings.account!.column!);
   }
+  if (state.accounts !== undefined && state.settings.account?.record !== undefined && !state.accountStated)
+    unstatedAccount(state, line);
   items.push(toItem(cells, line, state.context!));
 }
 
@@ -278,6 +283,20 @@ function checkRecordAccount(state: ReadState, cells: string[], line: number): vo
   const type = (cells[state.settings.records!.typeColumn ?? 0] ?? '').trim();
   if (type !== account.record) return;
   checkAccount(state, cells[account.position!] ?? '', line, `${account.record} position ${account.position}`);
+  state.accountStated = true;
+}
+
+/**
+ * A row before any record stating the account: a file without its `SH` (cut, hand-edited, another account's
+ * export with the section header dropped) says nothing about whose rows these are, and a checked account
+ * would otherwise be passed by not stating one. It fails the run like another account's report.
+ */
+function unstatedAccount(state: ReadState, line: number): never {
+  const { record, position } = state.settings.account!;
+  throw new ReportFormatError(
+    `${state.file}: line ${line}: a row before any ${record} record stating the merchant account (position ${position}): whose report this is cannot be checked, and nothing of it is applied`,
+    { file: state.file, line, field: `${record} position ${position}` },
+  );
 }
 
 /**

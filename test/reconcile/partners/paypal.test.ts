@@ -329,13 +329,27 @@ describe('shipped partner: paypal (Settlement Report, STL)', () => {
       expect((await intentRow(fx.sql, ids.notInReport)).status).to.equal('unknown');
     });
 
-    it('a report without its SH record declares no period: it completes what it shows, proves nothing absent, and says so', async () => {
+    it('a report without its SH record states no account: with the account checked it fails, applying nothing', async () => {
+      const partner = partnerName('paypal');
+      const ids = await intents(partner);
+      const file = variant('STL-20261130.06.009.CSV', (lines) =>
+        lines.filter((line) => !line.startsWith('"SH"')),
+      );
+      const [report] = await reconcile({ pool: fx.sql, reconciler: config(partner, file), file });
+      expect(report.status).to.equal('failed');
+      expect(report.error).to.match(/line \d+: a row before any SH record stating the merchant account/);
+      for (const id of Object.values(ids)) expect((await intentRow(fx.sql, id)).status).to.equal('unknown');
+    });
+
+    it('a report without its SH record declares no period: unchecked, it completes what it shows, proves nothing absent, and says so', async () => {
       const partner = partnerName('paypal');
       const ids = await intents(partner);
       const file = variant('STL-20261130.07.009.CSV', (lines) =>
         lines.filter((line) => !line.startsWith('"SH"')),
       );
-      const [report] = await reconcile({ pool: fx.sql, reconciler: config(partner, file), file });
+      // The shipped source, its account variable unset: nothing to check the rows against.
+      const unchecked = { ...config(partner, file), source: { ...paypal.source, path: file } };
+      const [report] = await reconcile({ pool: fx.sql, reconciler: unchecked, file, env: {} });
       expect(report.status, `error: ${report.error}`).to.equal('succeeded');
       expect(report.coverage).to.equal(null);
       expect(report.resolved).to.deep.equal({ completed: 3, notExecuted: 0 });
