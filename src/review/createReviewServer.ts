@@ -40,7 +40,8 @@ export interface ReviewServerOptions {
   trustProxy?: boolean | string[];
   /**
    * The header an authenticating proxy in front names the signed-in person in (e.g. `X-Forwarded-Email`),
-   * honoured only on requests straight from a `trustProxy` address. The name must be a review user
+   * honoured only on requests straight from a `trustProxy` address, which must then be a list (with `true`,
+   * anyone could name a person: refused with a TypeError). The name must be a review user
    * (`intent-ledger users add`), whose role applies; no token is asked for.
    * @default undefined (no proxy identity: people sign in with their token)
    */
@@ -95,6 +96,13 @@ export function createReviewServer(options: ReviewServerOptions): FastifyInstanc
   const now = options.now ?? Date.now;
   const sessions = new SessionStore(options.sessionTtlMs, undefined, now, options.sessionMaxLifetimeMs);
   const throttle = new SignInThrottle(options.signInThrottle, now);
+  // A header naming the person is as good as a password: trusted from every peer, it lets anyone who can
+  // reach the port sign in as anybody. Only the proxies' own addresses may send it.
+  if (options.identityHeader !== undefined && !Array.isArray(options.trustProxy))
+    throw new TypeError(
+      "identityHeader needs trustProxy to list the authenticating proxy's IP addresses (['10.0.0.5']): " +
+        'with trustProxy true or unset, any client could name a person',
+    );
   if (options.approvalThreshold !== undefined && !/^\d+(\.\d+)?$/.test(options.approvalThreshold))
     throw new TypeError('approvalThreshold must be a non-negative decimal string such as "10000.00"');
   const ctx = createReviewContext({ pool, token, sessions, approvalThreshold: options.approvalThreshold });

@@ -91,4 +91,14 @@ describe('review server: identity from an authenticating proxy, trusted only fro
     );
     expect(last.rows[0]).to.deep.equal({ actor: 'pat@example.com', note: 'Through the SSO proxy.' });
   });
+  it('refuses identityHeader unless trustProxy lists the proxies: trusted from every peer, anyone could name a person', () => {
+    for (const trustProxy of [true, false, undefined]) {
+      expect(() =>
+        createReviewServer({ pool: sql, token: TOKEN, trustProxy, identityHeader: 'X-Forwarded-Email' }),
+      )
+        .to.throw(TypeError)
+        .with.property('message')
+        .that.contains("identityHeader needs trustProxy to list the authenticating proxy's IP addresses");
+    }
+  });
 });
