@@ -61,27 +61,42 @@ export async function pendingProposal(db: Queryable, id: string): Promise<Propos
     : null;
 }
 
+/** The amount at risk and currency a person was shown when they decided (the page's, or an API caller's). */
+export interface SeenMoney {
+  amountAtRisk: string | null;
+  currency: string | null;
+}
+
 /**
  * Records `by`'s proposal to resolve or dismiss, with a history row (status unchanged) saying so. Refused
  * (ApprovalError) when one is already waiting, or when the discrepancy's status does not allow the action.
+ * With `seen` (what the proposer's page showed), refused as `PROPOSAL_STALE` when the discrepancy no longer
+ * has that amount and currency: the reconciler may have grown it after the page was drawn.
  */
 export async function propose(
   db: TransactionalDb,
   id: string,
   action: ApprovableAction,
-  input: { note: string; by: string },
+  input: { note: string; by: string; seen?: SeenMoney },
 ): Promise<void> {
   const note = input.note.trim();
   if (!note) throw new NoteRequiredError(action);
   await inTransaction(db, async (client) => {
-    const { status } = await lockDiscrepancy(client, id);
+    const locked = await lockDiscrepancy(client, id);
+    const { status } = locked;
     if (!canApply(action, status))
       throw new ApprovalError(
         'TRANSITION_NOT_ALLOWED',
         `discrepancy ${id} is ${status}: it cannot be ${action}d`,
       );
-    // The amount and currency are copied from the locked row, so the proposal is about exactly what the
-    // proposer was shown (migration 0018).
+    if (input.seen && !(await sameMoney(client, input.seen, locked)))
+      throw new ApprovalError(
+        'PROPOSAL_STALE',
+        `discrepancy ${id} now has ${moneyText(locked.amount_at_risk, locked.currency)} at risk, not the ` +
+          `${moneyText(input.seen.amountAtRisk, input.seen.currency)} you were shown: look at it again`,
+      );
+    // The amount and currency are copied from the locked row, which `seen` (when given) showed the proposer
+    // (migration 0018).
     const inserted = await client.query(
       `INSERT INTO discrepancy_proposals (discrepancy_id, action, proposed_by, note, amount_at_risk, currency)
        SELECT id, $2, $3, $4, amount_at_risk, currency FROM discrepancies WHERE id = $1
@@ -219,6 +234,16 @@ async function lockDiscrepancy(client: PoolClient, id: string): Promise<LockedDi
   const row = locked.rows[0];
   if (row === undefined) throw new ApprovalError('NOT_FOUND', `discrepancy ${id} does not exist`);
   return row;
+}
+
+/** Whether `seen` is the locked row's amount (compared as numeric: 150 is 150.00) and currency. */
+async function sameMoney(client: PoolClient, seen: SeenMoney, row: LockedDiscrepancy): Promise<boolean> {
+  if ((seen.currency ?? null) !== row.currency) return false;
+  const result = await client.query<{ same: boolean }>(
+    'SELECT $1::numeric IS NOT DISTINCT FROM $2::numeric AS same',
+    [seen.amountAtRisk, row.amount_at_risk],
+  );
+  return result.rows[0].same;
 }
 
 function moneyText(amount: string | null, currency: string | null): string {

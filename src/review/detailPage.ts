@@ -84,6 +84,8 @@ export function detailPage(view: DetailView): string {
   <h2>Decide</h2>
   <form method="post" action="/discrepancies/${d.id}/review">
     <input type="hidden" name="_csrf" value="${viewer.csrf ?? ''}">
+    <input type="hidden" name="seenAmount" value="${d.amountAtRisk ?? ''}">
+    <input type="hidden" name="seenCurrency" value="${d.currency ?? ''}">
     <label>Note (required) <textarea name="note" placeholder="What was checked, what was decided and why" required>${form.note ?? ''}</textarea></label>
     <div class="row">
       <label>Assign to (optional) <input type="text" name="assignee" value="${form.assignee ?? ''}"></label>

@@ -19,6 +19,7 @@ import {
   needsSecondResolverFor,
   refusalOf,
   reviewInput,
+  seenMoneyOf,
 } from './reviewDecision.js';
 import { pageOf, parseFilter } from './reviewFilter.js';
 
@@ -79,12 +80,19 @@ export function registerDiscrepancyApi(app: FastifyInstance, ctx: ReviewContext)
         return reply
           .code(input.refusal.status)
           .send({ error: { code: input.refusal.code, message: input.refusal.message } });
+      // Optional: the amount and currency the script read before deciding; a proposal is then refused when
+      // the discrepancy no longer has them (PROPOSAL_STALE).
+      const shown = seenMoneyOf(raw.amountAtRisk, raw.currency);
+      if ('refusal' in shown)
+        return reply
+          .code(shown.refusal.status)
+          .send({ error: { code: shown.refusal.code, message: shown.refusal.message } });
       try {
         if (isDiscrepancyId(id) && (await needsSecondResolver(id, action))) {
           const nobody = fourEyesRefusal(ctx, request);
           if (nobody)
             return reply.code(nobody.status).send({ error: { code: nobody.code, message: nobody.message } });
-          await propose(pool, id, action as ApprovableAction, input);
+          await propose(pool, id, action as ApprovableAction, { ...input, seen: shown.seen });
           request.log.info({ action, id, by: input.by }, 'review: proposal (four eyes, api)');
           return reply.code(202).send({ changed: [], awaitingApproval: await pendingProposal(pool, id) });
         }

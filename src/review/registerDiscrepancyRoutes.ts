@@ -35,6 +35,7 @@ import {
   type Refusal,
   refusalOf,
   reviewInput,
+  seenMoneyOf,
 } from './reviewDecision.js';
 import { pageOf, parseFilter } from './reviewFilter.js';
 
@@ -173,11 +174,14 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
       return refuse({ status: 400, code: 'BAD_ACTION', message: 'Choose acknowledge, resolve or dismiss.' });
     const input = reviewInput(form, deciderOf(request));
     if ('refusal' in input) return refuse(input.refusal);
+    // What the page showed when the person chose: a proposal is about that amount, not one grown since.
+    const shown = seenMoneyOf(form.seenAmount, form.seenCurrency);
+    if ('refusal' in shown) return refuse(shown.refusal);
     try {
       if (await needsSecondResolver(id, action)) {
         const nobody = fourEyesRefusal(ctx, request);
         if (nobody) return refuse(nobody);
-        await propose(pool, id, action as ApprovableAction, input);
+        await propose(pool, id, action as ApprovableAction, { ...input, seen: shown.seen });
         request.log.info({ action, id, by: input.by }, 'review: proposal (four eyes)');
         setFlash(request, {
           kind: 'ok',

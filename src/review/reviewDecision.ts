@@ -4,7 +4,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { ReviewAction } from '../discrepancies/discrepancyTypes.js';
-import { aboveThreshold, needsApprovalFor } from '../discrepancies/fourEyes.js';
+import { aboveThreshold, needsApprovalFor, type SeenMoney } from '../discrepancies/fourEyes.js';
 import { type FormBody, field } from './httpParsing.js';
 import { personOf, type ReviewContext } from './reviewContext.js';
 
@@ -120,4 +120,32 @@ export function refusalOf(error: unknown): Refusal | null {
 
 function capitalise(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/**
+ * What the person deciding was shown: `seenAmount` and `seenCurrency` (the detail page's hidden fields; an
+ * API body's `amountAtRisk` and `currency`). Absent: undefined (not compared). Present but not a plain
+ * decimal and a 3-letter code (or empty, for none): a refusal, never a value guessed.
+ */
+export function seenMoneyOf(
+  amount: unknown,
+  currency: unknown,
+): { seen: SeenMoney | undefined } | { refusal: Refusal } {
+  if (amount === undefined && currency === undefined) return { seen: undefined };
+  const amountText = typeof amount === 'string' ? amount.trim() : null;
+  const currencyText = typeof currency === 'string' ? currency.trim() : null;
+  if (
+    amountText === null ||
+    currencyText === null ||
+    !(amountText === '' || /^-?\d{1,30}(\.\d{1,20})?$/.test(amountText)) ||
+    !(currencyText === '' || /^[A-Z]{3}$/.test(currencyText))
+  )
+    return {
+      refusal: {
+        status: 400,
+        code: 'BAD_REQUEST',
+        message: 'The amount and currency shown must be a decimal (or empty) and a 3-letter code (or empty).',
+      },
+    };
+  return { seen: { amountAtRisk: amountText || null, currency: currencyText || null } };
 }

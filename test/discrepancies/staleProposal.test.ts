@@ -6,6 +6,8 @@ import { decideProposal, pendingProposal, propose } from '../../src/discrepancie
 import { reviewDiscrepancies } from '../../src/discrepancies/reviewDiscrepancies.js';
 import { type ReconciliationResult, reconcile } from '../../src/reconcile/reconcile.js';
 import type { ReconcilerConfig } from '../../src/reconcile/reconcilerConfig.js';
+import { createReviewServer } from '../../src/review/createReviewServer.js';
+import { addReviewUser } from '../../src/review/reviewUsers.js';
 import {
   type CsvRow,
   csvReconciler,
@@ -217,6 +219,66 @@ describe('four eyes: a proposal does not outlive the amount it was made on, nor 
     ]);
     // Under the ledger's own threshold, without the stricter one, one person may resolve it.
     await reviewDiscrepancies(fx.sql, [id], 'resolve', { note: 'ok', by: 'carl' });
+  });
+
+  it('a proposal with the amount its proposer was shown is refused when the discrepancy has another now', async () => {
+    const id = await raise(fx.sql, {
+      partner: partnerName('stale-seen'),
+      amountAtRisk: '150.00',
+      currency: 'BRL',
+    });
+    await fx.sql.query('UPDATE discrepancies SET amount_at_risk = 300.00 WHERE id = $1', [id]);
+    for (const seen of [
+      { amountAtRisk: '150.00', currency: 'BRL' },
+      { amountAtRisk: '300.00', currency: 'USD' },
+      { amountAtRisk: null, currency: 'BRL' },
+    ]) {
+      const refused = await rejectionOf(propose(fx.sql, id, 'dismiss', { note: 'n', by: 'ana', seen }));
+      expect((refused as ApprovalError).code, JSON.stringify(seen)).to.equal('PROPOSAL_STALE');
+      expect(await pendingProposal(fx.sql, id)).to.equal(null);
+    }
+    // The same amount written another way is what was shown.
+    await propose(fx.sql, id, 'dismiss', {
+      note: 'n',
+      by: 'ana',
+      seen: { amountAtRisk: '300', currency: 'BRL' },
+    });
+    expect(await pendingProposal(fx.sql, id)).to.include({ action: 'dismiss', proposedBy: 'ana' });
+  });
+
+  it('over the API: amountAtRisk and currency as read are compared (409 PROPOSAL_STALE); malformed ones are a 400', async () => {
+    const id = await raise(fx.sql, {
+      partner: partnerName('stale-api'),
+      amountAtRisk: '150.00',
+      currency: 'BRL',
+    });
+    const token = await addReviewUser(fx.sql, `ana-${id}`, 'resolver');
+    const app = createReviewServer({ pool: fx.sql, token: 'stale-api-review-token-0123456789' });
+    try {
+      const post = (body: object) =>
+        app.inject({
+          method: 'POST',
+          url: `/api/discrepancies/${id}/dismiss`,
+          headers: { authorization: `Bearer ${token}` },
+          payload: body,
+        });
+      await fx.sql.query('UPDATE discrepancies SET amount_at_risk = 300.00 WHERE id = $1', [id]);
+      const stale = await post({ note: 'refunded', amountAtRisk: '150.00', currency: 'BRL' });
+      expect(stale.statusCode).to.equal(409);
+      expect(stale.json().error.code).to.equal('PROPOSAL_STALE');
+      for (const bad of [
+        { amountAtRisk: 150, currency: 'BRL' },
+        { amountAtRisk: '1e3', currency: 'BRL' },
+        { amountAtRisk: '150.00' },
+      ]) {
+        const refused = await post({ note: 'refunded', ...bad });
+        expect(refused.statusCode, JSON.stringify(bad)).to.equal(400);
+      }
+      const accepted = await post({ note: 'refunded', amountAtRisk: '300.00', currency: 'BRL' });
+      expect(accepted.statusCode).to.equal(202);
+    } finally {
+      await app.close();
+    }
   });
 
   async function historyNotes(id: string): Promise<string[]> {

@@ -5,6 +5,7 @@ import type { Pool } from 'pg';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createReviewServer } from '../../src/review/createReviewServer.js';
 import { addReviewUser } from '../../src/review/reviewUsers.js';
+import { raise } from '../discrepancies/seed.js';
 import { CHROMIUM, launchChromium } from '../support/chromium.js';
 import { sqlPool } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
@@ -171,5 +172,34 @@ describe('four eyes in a real headless Chromium: a big discrepancy waits for a s
     await otto.page.waitForSelector('.flash.ok');
     expect(await otto.page.textContent('.flash.ok')).to.equal('Resolved by otto.resolver.');
     expect((await row(small)).status).to.equal('resolved');
+  });
+  it('a proposal is about the amount the page showed: grown since the page was drawn, it is refused, and proposed again', async () => {
+    const id = await raise(sql, { partner: 'grow-pay', amountAtRisk: '1500.00', currency: 'USD' });
+    const rita = await signedIn('rita');
+    await rita.page.goto(`${base}/discrepancies/${id}`);
+    // The reconciler finds another execution while the page is open: 3,000.00 at risk now.
+    await sql.query('UPDATE discrepancies SET amount_at_risk = 3000.00 WHERE id = $1', [id]);
+    await rita.page.fill('textarea[name="note"]', 'One refund covers it.');
+    const [answer] = await Promise.all([
+      rita.page.waitForResponse((response) => response.url().endsWith(`/discrepancies/${id}/review`)),
+      rita.page.click('button[name="action"][value="dismiss"]'),
+    ]);
+    expect(answer.status()).to.equal(409);
+    expect(await rita.page.textContent('body')).to.contain(
+      'now has 3000.00 USD at risk, not the 1500.00 USD you were shown: look at it again',
+    );
+    expect(
+      await sql.query('SELECT 1 FROM discrepancy_proposals WHERE discrepancy_id = $1', [id]),
+    ).to.have.property('rowCount', 0);
+    // Drawn again, the page shows 3,000.00, and that is what the proposal is about.
+    await rita.page.goto(`${base}/discrepancies/${id}`);
+    await rita.page.fill('textarea[name="note"]', 'Two refunds cover it.');
+    await rita.page.click('button[name="action"][value="dismiss"]');
+    await rita.page.waitForSelector('.flash.ok');
+    const proposal = await sql.query(
+      'SELECT amount_at_risk::text AS a FROM discrepancy_proposals WHERE discrepancy_id = $1',
+      [id],
+    );
+    expect(proposal.rows).to.deep.equal([{ a: '3000.00' }]);
   });
 });
