@@ -243,17 +243,11 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
     const separator = field(request.query as FormBody, 'separator') || 'comma';
     if (!isCsvSeparator(separator))
       return reply.code(400).type('text/plain; charset=utf-8').send('separator must be comma or semicolon\n');
-    const out = new PassThrough();
-    writeDiscrepanciesCsv(streamDiscrepancies(pool, parsed.filter), out, { separator }).catch(
-      (error: unknown) => {
-        request.log.error({ err: error }, 'review: CSV export failed midway');
-        out.destroy(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
-    return reply
-      .type('text/csv; charset=utf-8')
-      .header('content-disposition', `attachment; filename="${exportFileName('csv')}"`)
-      .send(out);
+    return sendExport(request, reply, {
+      type: 'text/csv; charset=utf-8',
+      extension: 'csv',
+      write: (out) => writeDiscrepanciesCsv(streamDiscrepancies(pool, parsed.filter), out, { separator }),
+    });
   });
 
   // The export for people opening it in a spreadsheet: typed cells, same filter and guarantees as the CSV.
@@ -264,17 +258,13 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
         .code(400)
         .type('text/plain; charset=utf-8')
         .send(`bad filter: ${parsed.errors.join('; ')}\n`);
-    const out = new PassThrough();
     // A failure midway (a cell over Excel's limit, the database) cuts the download before the ZIP's central
     // directory: the browser or the spreadsheet reports a broken file, never a short one taken for whole.
-    writeDiscrepanciesXlsx(streamDiscrepancies(pool, parsed.filter), out).catch((error: unknown) => {
-      request.log.error({ err: error }, 'review: XLSX export failed midway');
-      out.destroy(error instanceof Error ? error : new Error(String(error)));
+    return sendExport(request, reply, {
+      type: XLSX_TYPE,
+      extension: 'xlsx',
+      write: (out) => writeDiscrepanciesXlsx(streamDiscrepancies(pool, parsed.filter), out),
     });
-    return reply
-      .type(XLSX_TYPE)
-      .header('content-disposition', `attachment; filename="${exportFileName('xlsx')}"`)
-      .send(out);
   });
 
   app.get('/report', async (request, reply) => {
@@ -289,6 +279,26 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
     const data = await summaryData(pool, parsed.filter);
     return reply.type('text/html; charset=utf-8').send(renderHtmlSummary(data));
   });
+}
+
+/**
+ * Streams an export as an attachment while `write` produces it. A failure midway destroys the stream, so
+ * the download is cut (the client sees a broken transfer), never ended as if it were whole.
+ */
+function sendExport(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  format: { type: string; extension: 'csv' | 'xlsx'; write: (out: PassThrough) => Promise<unknown> },
+) {
+  const out = new PassThrough();
+  format.write(out).catch((error: unknown) => {
+    request.log.error({ err: error }, `review: ${format.extension.toUpperCase()} export failed midway`);
+    out.destroy(error instanceof Error ? error : new Error(String(error)));
+  });
+  return reply
+    .type(format.type)
+    .header('content-disposition', `attachment; filename="${exportFileName(format.extension)}"`)
+    .send(out);
 }
 
 /** The list's query string kept by the bulk form, rebuilt through URLSearchParams (never a raw URL). */
