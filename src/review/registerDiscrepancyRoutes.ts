@@ -234,11 +234,7 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
 
   app.get('/export.csv', async (request, reply) => {
     const parsed = parseFilter(request.query as FormBody);
-    if (parsed.errors.length)
-      return reply
-        .code(400)
-        .type('text/plain; charset=utf-8')
-        .send(`bad filter: ${parsed.errors.join('; ')}\n`);
+    if (parsed.errors.length) return badExportFilter(reply, parsed.errors);
     // `?separator=semicolon` for spreadsheets in comma-decimal locales; the same guarantees either way.
     const separator = field(request.query as FormBody, 'separator') || 'comma';
     if (!isCsvSeparator(separator))
@@ -253,11 +249,7 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
   // The export for people opening it in a spreadsheet: typed cells, same filter and guarantees as the CSV.
   app.get('/export.xlsx', async (request, reply) => {
     const parsed = parseFilter(request.query as FormBody);
-    if (parsed.errors.length)
-      return reply
-        .code(400)
-        .type('text/plain; charset=utf-8')
-        .send(`bad filter: ${parsed.errors.join('; ')}\n`);
+    if (parsed.errors.length) return badExportFilter(reply, parsed.errors);
     // A failure midway (a cell over Excel's limit, the database) cuts the download before the ZIP's central
     // directory: the browser or the spreadsheet reports a broken file, never a short one taken for whole.
     return sendExport(request, reply, {
@@ -279,6 +271,14 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: ReviewConte
     const data = await summaryData(pool, parsed.filter);
     return reply.type('text/html; charset=utf-8').send(renderHtmlSummary(data));
   });
+}
+
+/** An export's filter it cannot apply: plain text, since the answer is a download, not a page. */
+function badExportFilter(reply: FastifyReply, errors: string[]) {
+  return reply
+    .code(400)
+    .type('text/plain; charset=utf-8')
+    .send(`bad filter: ${errors.join('; ')}\n`);
 }
 
 /**
