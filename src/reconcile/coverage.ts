@@ -134,9 +134,16 @@ function periodInFileName(
   if (!text) return undefined;
   const start = DateTime.fromFormat(text, declaration.dateFormat, { zone: timezone });
   if (!start.isValid) return undefined;
+  // Whole days end at the same wall-clock time (midnight) that many dates later, computed on the wall clock
+  // written in the name, not on `start`: where midnight does not exist (Chile in September, São Paulo
+  // before 2019) luxon moves the day's start to 01:00, and `start + 1 day` would then end at 01:00 the
+  // next day, claiming the first hour of the next day's file for this one (and proving absent what is in it).
+  const written = DateTime.fromFormat(text, declaration.dateFormat, { zone: 'UTC' });
   const end =
     declaration.periodMs % DAY_MS === 0
-      ? start.plus({ days: declaration.periodMs / DAY_MS })
+      ? DateTime.fromObject(written.plus({ days: declaration.periodMs / DAY_MS }).toObject(), {
+          zone: timezone,
+        })
       : start.plus({ milliseconds: declaration.periodMs });
   return { from: start.toJSDate(), to: end.toJSDate() };
 }

@@ -1,6 +1,8 @@
 import { expect } from 'chai';
+import { declaredCoverage } from '../../src/reconcile/coverage.js';
 import { reconcile } from '../../src/reconcile/reconcile.js';
 import type { ReconcilerConfig } from '../../src/reconcile/reconcilerConfig.js';
+import { resolveRunSettings } from '../../src/reconcile/runSettings.js';
 import {
   csvReconciler,
   intentRow,
@@ -51,5 +53,25 @@ describe('reconcile: a daily file whose day starts at a skipped midnight', () =>
     ]);
     await reconcile({ pool: fx.sql, reconciler: reconciler(eighth) });
     expect((await intentRow(fx.sql, early)).status).to.equal('completed');
+  });
+  it('every day of a year in such zones runs midnight to midnight: 23, 24 or 25 hours, each day ending where the next begins', async () => {
+    for (const timezone of ['America/Santiago', 'America/Sao_Paulo', 'Europe/Amsterdam', 'Atlantic/Azores']) {
+      const config = {
+        ...csvReconciler('p', 'f.csv'),
+        timezone,
+        coverage: { fromFileName: { pattern: '(\\d{4}-\\d{2}-\\d{2})\\.csv$' } },
+      };
+      const settings = resolveRunSettings(config);
+      let previousEnd: number | undefined;
+      for (let day = 0; day < 366; day++) {
+        const date = new Date(Date.UTC(2018, 0, 1 + day)).toISOString().slice(0, 10);
+        const { coverage } = await declaredCoverage(fx.sql, { settings, file: `${date}.csv` });
+        const hours = (coverage!.to.getTime() - coverage!.from.getTime()) / 3_600_000;
+        expect([23, 24, 25], `${timezone} ${date}: ${hours} h`).to.include(hours);
+        if (previousEnd !== undefined)
+          expect(coverage!.from.getTime(), `${timezone} ${date}`).to.equal(previousEnd);
+        previousEnd = coverage!.to.getTime();
+      }
+    }
   });
 });
