@@ -20,10 +20,10 @@ import { lockPartnerReconciliation } from './sql/lockPartnerReconciliation.js';
  */
 export async function prepareReport(
   db: Queryable,
-  input: { partner: string; match: ResolvedMatch; clockSkewMs: number },
+  input: { partner: string; match: ResolvedMatch; clockSkewMs: number; checkpoint?: () => void },
 ): Promise<MatchOutcome> {
   const { partner, match, clockSkewMs } = input;
-  await lockPartnerReconciliation(db, partner);
+  await lockPartnerReconciliation(db, partner, input.checkpoint);
   if (match.by === 'amount') {
     await identifyRows(db, { joinMatches: false });
     return matchReportByAmount(db, partner, match, clockSkewMs);

@@ -242,6 +242,7 @@ export async function runOnce(
       partner: settings.partner,
       match: settings.match,
       clockSkewMs: settings.clockSkewMs,
+      checkpoint,
     });
     report.coverage = declared.coverage;
     report.ambiguous = matching.ambiguousRows;
