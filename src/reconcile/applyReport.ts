@@ -1,5 +1,6 @@
 import type { Queryable } from '../database/queryable.js';
 import { collectCandidates, collectNewEvidence, collectStoredEvidence } from './collectCandidates.js';
+import { correctLateExecutions } from './correctLateExecutions.js';
 import type { Coverage } from './coverage.js';
 import { flagDiscrepancies } from './flagDiscrepancies.js';
 import { raiseFlags } from './raiseFlags.js';
@@ -12,6 +13,8 @@ import { findKnownRecords, storePartnerRecords } from './storePartnerRecords.js'
 export interface ApplyOutcome {
   matched: number;
   resolved: Resolution;
+  /** `not_executed` intents corrected to `completed`: the report shows their execution (correctLateExecutions). */
+  corrected: number;
   discrepancies: Record<ReconcilerDiscrepancyKind, number>;
   /** Stuck intents whose matched value is outside `match.shape`: never proven absent (referenceShape.ts). */
   stuckOutOfShape: number;
@@ -63,6 +66,13 @@ export async function applyReport(
     match.by !== 'amount' && match.shape !== undefined && !input.lookup
       ? await stuckOutOfShape(db, { by: match.by, shape: match.shape })
       : 0;
+  // Before the evidence is collected: a corrected intent's rows are then its evidence, as a completed one's.
+  const corrected = await correctLateExecutions(db, {
+    partner,
+    clockSkewMs: settings.clockSkewMs,
+    settlementLagMs: settings.settlementLagMs,
+    resolvedBy: actor,
+  });
   checkpoint();
   // Evidence from earlier runs is read before this run's records are stored (see collectStoredEvidence).
   const knownRows = await findKnownRecords(db, partner);
@@ -80,5 +90,5 @@ export async function applyReport(
   checkpoint();
   await flagDiscrepancies(db, { ...common, source: input.source });
   const discrepancies = await raiseFlags(db, { partner, runId, actor });
-  return { matched: input.matched, resolved, discrepancies, stuckOutOfShape: outOfShape };
+  return { matched: input.matched, resolved, corrected, discrepancies, stuckOutOfShape: outOfShape };
 }

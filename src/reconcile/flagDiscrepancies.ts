@@ -46,6 +46,7 @@ export async function flagDiscrepancies(
   await flagDuplicates(db);
   await flagMismatches(db);
   await flagCorrections(db);
+  await flagLateExecutions(db, input);
   if (!input.lookup && input.coverage) await flagMissing(db, input.coverage);
   if (!input.lookup) await flagOrphans(db, input);
   await flagAmbiguous(db, input);
@@ -165,6 +166,54 @@ async function flagCorrections(db: Queryable): Promise<void> {
   );
 }
 
+/**
+ * An intent settled `not_executed` that this report shows executed, which correctLateExecutions corrected to
+ * `completed` (see there for which rows qualify): a `late_completion`, the kind the ledger raises when a
+ * caller's success arrives after such a settlement, under the same dedupe key (intent and attempt), since
+ * it is the same problem found another way: the partner executed an attempt we had settled otherwise.
+ * Finance checks whether a retry was charged elsewhere and why the settlement was wrong. At risk: the
+ * intent's amount, as the ledger's. The summary says how it had been settled: proven absent by a run's
+ * report (its reason names the run) or reported not executed by its caller.
+ */
+async function flagLateExecutions(db: Queryable, input: { source: string }): Promise<void> {
+  await db.query(
+    `INSERT INTO rec_flags
+     SELECT 'late_completion', i.id, c.attempt, i.reference, r.partner_reference, i.amount, i.currency,
+            'We recorded intent ' || i.id || COALESCE(' (reference ' || i.reference || ')', '') ||
+              ' as not executed on attempt ' || c.attempt ||
+              CASE WHEN c.settled_reason ? 'runId'
+                   THEN ', proven absent from the partner report of reconciliation run ' ||
+                        (c.settled_reason->>'runId')
+                   ELSE ', as its caller reported' END ||
+              ', but the partner''s report shows it executed (' || ${money('r.amount', 'r.currency')} ||
+              COALESCE(', partner reference ' || r.partner_reference, '') || ', line ' || r.line ||
+              '). It is now completed, so the next delivery replays it instead of charging again. ' ||
+              'Check whether a retry was charged elsewhere, and why it was recorded as not executed.',
+            jsonb_build_object(
+              'intent', jsonb_build_object('intentId', i.id::text, 'attempt', c.attempt, 'status', i.status,
+                                           'reference', i.reference, 'amount', i.amount::text,
+                                           'currency', i.currency),
+              'settled', jsonb_build_object('status', 'not_executed', 'attempt', c.attempt,
+                                            'by', c.settled_by, 'at', ${isoUtc('c.settled_at')},
+                                            'reason', c.settled_reason),
+              'corrected', true,
+              'rows', jsonb_build_array(jsonb_build_object(
+                'recordId', pr.id::text, 'line', r.line, 'source', pr.source, 'identity', r.identity,
+                'reference', r.reference, 'partnerReference', r.partner_reference, 'amount', r.amount::text,
+                'currency', r.currency, 'executedAt', ${isoUtc('r.executed_at')}))),
+            'late_completion:' || i.id || ':' || c.attempt,
+            ARRAY[pr.id]
+       FROM rec_corrected c
+       JOIN intents i ON i.id = c.intent_id
+       JOIN rec_report r ON r.line = c.line
+       LEFT JOIN rec_known k ON k.report_line = r.line
+      CROSS JOIN LATERAL (SELECT COALESCE(k.record_id, r.record_id) AS id,
+                                 COALESCE((SELECT run.source FROM reconciliation_runs run WHERE run.id = k.run_id),
+                                          $1::text) AS source) pr`,
+    [input.source],
+  );
+}
+
 /** Completed on our side, inside the coverage, and the partner has no execution of it. */
 async function flagMissing(db: Queryable, coverage: Coverage): Promise<void> {
   await db.query(
@@ -187,7 +236,10 @@ async function flagMissing(db: Queryable, coverage: Coverage): Promise<void> {
 
 /**
  * Rows of this report that match no intent, or match one we believe did not happen (rejected or
- * not_executed: the partner executed something we would retry or have refused). Each row's record is the
+ * not_executed: the partner executed something we would retry or have refused). A not_executed intent whose
+ * settled attempt this row could be the execution of was corrected to completed before (correctLateExecutions)
+ * and is no orphan; what is left is a row of an earlier attempt, of an intent claimed again since, or of a
+ * rejected one. Each row's record is the
  * one an earlier run had (`rec_known`) or else the one this run stored under the row's `record_id`.
  *
  * The orphan rows are found first, with their intent, into a table of their own that PostgreSQL then

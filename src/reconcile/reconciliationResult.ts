@@ -2,8 +2,12 @@ import type { RejectedRow } from '../reports/partnerRow.js';
 import type { RowKind } from '../reports/rowKind.js';
 import type { DiscrepancyKind } from '../shared/status.js';
 
-/** The discrepancy kinds a reconciliation run can raise (`late_completion` is the ledger's own). */
-export type ReconcilerDiscrepancyKind = Exclude<DiscrepancyKind, 'late_completion'>;
+/**
+ * The discrepancy kinds a reconciliation run can raise: every kind. `late_completion` is mostly the
+ * ledger's (a caller's late success), and a run raises it when a report shows the execution of an intent
+ * settled `not_executed` (correctLateExecutions.ts).
+ */
+export type ReconcilerDiscrepancyKind = DiscrepancyKind;
 
 const RECONCILER_DISCREPANCY_KINDS: readonly ReconcilerDiscrepancyKind[] = [
   'duplicate_execution',
@@ -12,6 +16,7 @@ const RECONCILER_DISCREPANCY_KINDS: readonly ReconcilerDiscrepancyKind[] = [
   'missing_at_partner',
   'orphan_partner_record',
   'unresolved',
+  'late_completion',
   'ambiguous_match',
 ];
 
@@ -50,6 +55,13 @@ export interface ReconciliationResult {
   ambiguous: number;
   /** Stuck intents this run settled. */
   resolved: { completed: number; notExecuted: number };
+  /**
+   * Intents settled `not_executed` (by an earlier run's proof, or by their caller) whose execution this
+   * report shows, for the attempt still current: corrected to `completed` so the next delivery replays
+   * instead of charging again, each with a `late_completion` discrepancy (counted in `discrepancies` when
+   * new). Not counted in `resolved`, which is about stuck intents.
+   */
+  corrected: number;
   /** Discrepancies this run raised for the first time, by kind (re-raising a known problem counts 0). */
   discrepancies: Record<ReconcilerDiscrepancyKind, number>;
   /**
@@ -97,6 +109,7 @@ export function emptyResult(partner: string, source: string): ReconciliationResu
     matched: 0,
     ambiguous: 0,
     resolved: { completed: 0, notExecuted: 0 },
+    corrected: 0,
     discrepancies: zeroDiscrepancies(),
     coverage: null,
     warnings: [],

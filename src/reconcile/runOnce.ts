@@ -298,6 +298,7 @@ export async function runOnce(
     if (unreversed) report.warnings.push(unreversed);
     report.matched = outcome.matched;
     report.resolved = outcome.resolved;
+    report.corrected = outcome.corrected;
     report.discrepancies = outcome.discrepancies;
     // The last chance to stop: after COMMIT the run has happened.
     checkpoint();
@@ -325,6 +326,7 @@ export async function runOnce(
     report.matched = 0;
     report.ambiguous = 0;
     report.resolved = { completed: 0, notExecuted: 0 };
+    report.corrected = 0;
     report.discrepancies = zeroDiscrepancies();
     report.coverage = null;
     report.rowsByKind = zeroRowsByKind();
@@ -366,6 +368,7 @@ export async function runOnce(
       rowsRejected: report.rowsRejected,
       matched: report.matched,
       resolved: report.resolved,
+      corrected: report.corrected,
       discrepancies: report.discrepancies,
       durationMs: report.durationMs,
       ...timings,

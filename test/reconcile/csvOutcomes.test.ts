@@ -31,6 +31,13 @@ describe('reconcile: CSV report outcomes', () => {
   let file: string;
   let report: ReconciliationResult;
   let declared: { coverage: { from: Date; to: Date } };
+  const recordOf = async (nsu: string) =>
+    (
+      await fx.sql.query('SELECT id FROM partner_records WHERE partner = $1 AND partner_reference = $2', [
+        partner,
+        nsu,
+      ])
+    ).rows[0].id;
 
   before(async () => {
     const { ledger, sql } = fx;
@@ -91,13 +98,15 @@ describe('reconcile: CSV report outcomes', () => {
       rejected: [],
       matched: 9,
       resolved: { completed: 4, notExecuted: 1 },
+      corrected: 1,
       discrepancies: {
         duplicate_execution: 1,
         amount_mismatch: 1,
         currency_mismatch: 1,
         missing_at_partner: 1,
-        orphan_partner_record: 2,
+        orphan_partner_record: 1,
         unresolved: 1,
+        late_completion: 1,
         ambiguous_match: 0,
       },
     });
@@ -263,37 +272,44 @@ describe('reconcile: CSV report outcomes', () => {
     expect((await intentRow(fx.sql, ids.missing)).status).to.equal('completed');
   });
 
-  it('orphans: a row matching no intent, and a row matching an intent we recorded as not_executed', async () => {
+  it('orphans: a row matching no intent', async () => {
     const orphans = (await discrepanciesOf(fx.sql, partner)).filter(
       (d) => d.kind === 'orphan_partner_record',
     );
-    const record = async (nsu: string) =>
-      (
-        await fx.sql.query('SELECT id FROM partner_records WHERE partner = $1 AND partner_reference = $2', [
-          partner,
-          nsu,
-        ])
-      ).rows[0].id;
     expect(orphans.map((d) => d.dedupe_key)).to.deep.equal([
       `orphan_partner_record:${partner}:NSU-ORPHAN|nobody#1`,
-      `orphan_partner_record:${partner}:NSU-RETRY|retry-me#1`,
     ]);
     expect(orphans[0]).to.deep.include({
       intent_id: null,
       reference: 'nobody',
       amount_at_risk: '99.90',
       currency: 'BRL',
-      partner_record_ids: [await record('NSU-ORPHAN')],
+      partner_record_ids: [await recordOf('NSU-ORPHAN')],
       summary:
         'The partner reports an execution of 99.90 BRL (reference nobody) (partner reference NSU-ORPHAN) on line 8 that matches no intent of ours.',
     });
-    expect(orphans[1]).to.deep.include({
-      intent_id: ids.notExecuted,
-      amount_at_risk: '10.00',
-      partner_record_ids: [await record('NSU-RETRY')],
+  });
+
+  it('a row of an intent its caller reported not_executed, on that attempt: completed, + late_completion', async () => {
+    expect(await intentRow(fx.sql, ids.notExecuted)).to.deep.include({
+      status: 'completed',
+      attempt: 1,
+      partner_reference: 'NSU-RETRY',
+      resolution: 'completed',
     });
-    expect(orphans[1].details.intent).to.deep.include({ intentId: ids.notExecuted, status: 'not_executed' });
-    expect(orphans[1].summary).to.contain('which we recorded as not_executed');
+    const late = (await discrepanciesOf(fx.sql, partner)).filter((d) => d.kind === 'late_completion');
+    expect(late).to.have.length(1);
+    expect(late[0]).to.deep.include({
+      intent_id: ids.notExecuted,
+      attempt: 1,
+      amount_at_risk: '10.00',
+      currency: 'BRL',
+      partner_reference: 'NSU-RETRY',
+      partner_record_ids: [await recordOf('NSU-RETRY')],
+      dedupe_key: `late_completion:${ids.notExecuted}:1`,
+    });
+    expect(late[0].summary).to.contain('as not executed on attempt 1, as its caller reported');
+    expect(late[0].summary).to.contain("but the partner's report shows it executed");
   });
 
   it('an intent whose lease is still running is not touched, though its row is remembered', async () => {
@@ -320,6 +336,7 @@ describe('reconcile: CSV report outcomes', () => {
     expect(again.checksum).to.equal(report.checksum);
     expect(again.runId).to.not.equal(report.runId);
     expect(again.resolved).to.deep.equal({ completed: 0, notExecuted: 0 });
+    expect(again.corrected).to.equal(0);
     expect(again.discrepancies).to.deep.equal({
       duplicate_execution: 0,
       amount_mismatch: 0,
@@ -327,6 +344,7 @@ describe('reconcile: CSV report outcomes', () => {
       missing_at_partner: 0,
       orphan_partner_record: 0,
       unresolved: 0,
+      late_completion: 0,
       ambiguous_match: 0,
     });
     expect(again.matched).to.equal(9);

@@ -282,6 +282,7 @@ export function noDiscrepancies() {
     missing_at_partner: 0,
     orphan_partner_record: 0,
     unresolved: 0,
+    late_completion: 0,
     ambiguous_match: 0,
   };
 }

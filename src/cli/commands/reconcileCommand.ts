@@ -70,6 +70,7 @@ function toJson(report: ReconciliationResult) {
     matched: report.matched,
     ambiguous: report.ambiguous,
     resolved: report.resolved,
+    corrected: report.corrected,
     discrepancies: report.discrepancies,
     coverage: report.coverage,
     warnings: report.warnings,
@@ -92,6 +93,10 @@ function printReport(report: ReconciliationResult): void {
   console.log(
     `  resolved: completed ${report.resolved.completed}, not executed ${report.resolved.notExecuted}`,
   );
+  if (report.corrected > 0)
+    console.log(
+      `  corrected: ${report.corrected} not executed intents the report shows executed, now completed`,
+    );
   console.log(`  new discrepancies: ${flagged.length ? flagged.join(', ') : 'none'}`);
   // Why the run proved less than it might have (no coverage, a file cut short, an implausible report):
   // the reason intents stay stuck, so it is printed, not only logged.

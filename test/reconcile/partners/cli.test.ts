@@ -83,6 +83,7 @@ describe('shipped partners through the CLI (--file)', () => {
         'matched',
         'ambiguous',
         'resolved',
+        'corrected',
         'discrepancies',
         'coverage',
         'warnings',
