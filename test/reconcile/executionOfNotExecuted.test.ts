@@ -47,7 +47,10 @@ describe('reconcile: a later report lists an execution of an intent settled not_
     ]);
     await reconcile({ pool: fx.sql, reconciler: csvReconciler(partner, second, { coverage }) });
     const kinds = (await discrepanciesOf(fx.sql, partner)).map((d) => d.kind);
-    expect(kinds).to.include('orphan_partner_record');
+    // One discrepancy for one problem: the correction is a late_completion (the partner executed an attempt
+    // we had settled otherwise); an orphan beside it would put the same row in front of finance twice, and
+    // count its amount at risk twice.
+    expect(kinds).to.deep.equal(['late_completion']);
 
     let calls = 0;
     await fx.ledger
