@@ -25,7 +25,10 @@ import type { RowKind } from '../src/reports/rowKind.js';
  *   Cielo sends one file per chain (Estabelecimento Matriz, 2-11) under the same partner. Where a contract
  *   with Cielo says a file is complete for a day, declare that day (`coverage: { fromFileName }`).
  * - Record 1 (RO) is a batch summary: ignored, but its Tipo de Transação (24-25, Tabela II) and Origem do
- *   ajuste (146-147, Tabela V) say what its CVs are, so each record 2 inherits them from the RO before it.
+ *   ajuste (146-147, Tabela V) say what its CVs are, so each record 2 inherits them from the RO before it,
+ *   which must be the RO the CV names (its Número do RO, 12-18, and Estabelecimento Submissor, 2-11): a CV
+ *   after another RO (a cancellation's CV placed after a sales RO) is rejected naming Número do RO, never
+ *   read with that RO's kind.
  * - Record 2 (CV): our reference is Referência/código do pedido (163-182, what an e-commerce sale sent as the
  *   order code); the partner reference is NSU/DOC (93-98), which Cielo says may repeat (identities also carry
  *   our reference). Amount: Valor da compra ou valor da parcela (47-59, 13 digits, two implied decimals) signed
@@ -186,7 +189,12 @@ export default defineReconciler({
           field('Hora da transação', 183, 6),
           field('Número único da transação', 189, 29),
         ],
-        inherit: { from: '1', fields: ['Tipo de Transação', 'Origem do ajuste'] },
+        // A CV's RO is the one it names (and of its own establishment), not merely the latest one read.
+        inherit: {
+          from: '1',
+          fields: ['Tipo de Transação', 'Origem do ajuste'],
+          key: { 'Número do RO': 'Número do RO', 'Estabelecimento Submissor': 'Estabelecimento Submissor' },
+        },
         columns: {
           reference: 'Referência/código do pedido',
           partnerReference: 'NSU/DOC',

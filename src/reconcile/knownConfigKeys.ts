@@ -41,6 +41,7 @@ export const KNOWN_KEYS = {
   account: ['column', 'record', 'position', 'env', 'values'],
   fixedWidth: ['type', 'path', 'encoding', 'recordLength', 'recordType', 'header', 'trailer', 'records'],
   fixedWidthRecord: ['fields', 'ignored', 'inherit', 'columns', 'executedAt', 'kind', 'amount'],
+  fixedWidthInherit: ['from', 'fields', 'key'],
   fixedWidthHeader: ['type', 'fields', 'period', 'expect'],
   fixedWidthTrailer: ['type', 'count'],
   fixedWidthField: ['name', 'start', 'length', 'impliedDecimals'],

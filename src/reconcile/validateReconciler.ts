@@ -220,6 +220,8 @@ function fixedWidthProblems(source: Record<string, unknown>, problems: Problems)
       fields(layout.fields, `${where}.fields`);
       if (isObject(layout.columns))
         unknownKeys(layout.columns, KNOWN_KEYS.fixedWidthColumns, `${where}.columns.`, problems);
+      if (isObject(layout.inherit))
+        unknownKeys(layout.inherit, KNOWN_KEYS.fixedWidthInherit, `${where}.inherit.`, problems);
       if (isObject(layout.executedAt))
         unknownKeys(layout.executedAt, KNOWN_KEYS.executedAt, `${where}.executedAt.`, problems);
     }

@@ -35,9 +35,14 @@ export interface FixedWidthRecordLayout {
    * Fields of the latest record of another type read before this one, read as if they were this record's:
    * e.g. the kind of transaction and the adjustment code of the batch summary (Cielo's RO, type 1) that a
    * sale record (type 2) belongs to. A record with no such record before it is rejected.
+   *
+   * `key` maps fields of this record to fields of that one which must hold the same text (Cielo's CV names
+   * its RO in `Número do RO`): the latest record of that type is then only this record's own when they agree,
+   * and a record naming another one (a cancellation RO's CV placed after a sales RO) is rejected naming the
+   * field, never read with the wrong record's fields.
    * @default undefined
    */
-  inherit?: { from: string; fields: readonly string[] };
+  inherit?: { from: string; fields: readonly string[]; key?: Readonly<Record<string, string>> };
   /** Maps our fields to field names, as a CSV source's `columns` maps them to header names. */
   columns?: {
     reference?: string;
@@ -212,6 +217,34 @@ export function fixedWidthSourceProblems(config: FixedWidthSourceConfig): string
           }
           if (own.includes(name))
             problems.push(`${where}.inherit.fields: ${JSON.stringify(name)} is also a field of its own`);
+        }
+        const key = layout.inherit.key;
+        if (key !== undefined) {
+          if (!isObject(key) || Object.keys(key).length === 0) {
+            problems.push(
+              `${where}.inherit.key must map fields of this record to fields of records[${JSON.stringify(from)}] they must equal`,
+            );
+          } else {
+            for (const [name, parentName] of Object.entries(key)) {
+              if (!own.includes(name))
+                problems.push(`${where}.inherit.key: ${JSON.stringify(name)} is not a field of this record`);
+              const parentField = (parent.fields ?? []).find(
+                (field: { name?: unknown }) => field.name === parentName,
+              );
+              if (parentField === undefined) {
+                problems.push(
+                  `${where}.inherit.key[${JSON.stringify(name)}]: ${JSON.stringify(parentName)} is not a field of records[${JSON.stringify(from)}]`,
+                );
+              } else {
+                const ownField = layout.fields.find((field: { name?: unknown }) => field.name === name);
+                if (ownField !== undefined && ownField.length !== parentField.length) {
+                  problems.push(
+                    `${where}.inherit.key[${JSON.stringify(name)}]: the two fields differ in length (${ownField.length} and ${parentField.length}), so they can never be equal`,
+                  );
+                }
+              }
+            }
+          }
         }
       }
     }

@@ -102,7 +102,8 @@ class RecordReader {
   private trailerLine: number | undefined;
   /** Records between the header and the trailer. */
   private records = 0;
-  private readonly latest = new Map<string, string>();
+  /** The latest record of each type, with its line (for `inherit`). */
+  private readonly latest = new Map<string, { text: string; line: number }>();
 
   constructor(
     private readonly file: string,
@@ -189,7 +190,7 @@ class RecordReader {
         return;
       }
       this.records++;
-      this.latest.set(type, text);
+      this.latest.set(type, { text, line: this.line });
       const layout = this.layouts.get(type);
       if (layout === undefined) {
         // Not guessed, and not skipped: it may be an execution in a layout we do not know. Nothing in it says
@@ -275,9 +276,28 @@ class RecordReader {
           },
         };
       }
-      for (const name of prepared.inherited) {
-        cells.push(slice(parent, parentLayout.own.find((field) => field.name === name)!));
+      const parentField = (name: string) => parentLayout.own.find((field) => field.name === name)!;
+      // The latest parent is only this record's own when the record names it: a CV of another RO (a
+      // cancellation RO's CV placed after a sales RO) would take that RO's kind of transaction.
+      for (const [name, parentName] of Object.entries(prepared.layout.inherit.key ?? {})) {
+        const own = cells[prepared.names.indexOf(name)]!;
+        const theirs = slice(parent.text, parentField(parentName));
+        if (own !== theirs) {
+          return {
+            kind: 'rejected',
+            rejected: {
+              line,
+              field: name,
+              reason:
+                `${name} ${JSON.stringify(own.trim())} is not that of the record of type ${JSON.stringify(prepared.layout.inherit.from)} ` +
+                `before it (line ${parent.line}, ${parentName} ${JSON.stringify(theirs.trim())}), which its ${prepared.inherited.join(', ')} would come from: ` +
+                'which record it belongs to is not guessed',
+              identifiers: this.identifiers(cells, prepared),
+            },
+          };
+        }
       }
+      for (const name of prepared.inherited) cells.push(slice(parent.text, parentField(name)));
     }
     if (prepared.layout.ignored) {
       return {

@@ -273,6 +273,36 @@ describe('fixed-width reports (Cielo EDI, 250 positions)', () => {
     ]);
   });
 
+  it('a CV naming another RO than the one before it is rejected naming the field, with its identifiers', async () => {
+    const records = fixtureRecords();
+    // The cancellation of order-3001 (line 10) names RO 0000002, the cancellation RO; a sales RO moved
+    // between them would give it Tipo 01. Its Estabelecimento Submissor must be the RO's too.
+    records.splice(9, 0, overwrite(records[1]!, 12, '0000009'));
+    records[records.length - 1] = overwrite(records[records.length - 1]!, 2, '00000000015');
+    records[11] = overwrite(records[11]!, 2, '1234567891');
+    const found = rejections(await read(write(records)));
+    expect(found).to.deep.equal([
+      {
+        line: 11,
+        field: 'Número do RO',
+        reason:
+          'Número do RO "0000002" is not that of the record of type "1" before it (line 10, Número do RO "0000009"), ' +
+          'which its Tipo de Transação, Origem do ajuste would come from: which record it belongs to is not guessed',
+        identifiers: { reference: 'order-3001', partnerReference: '000101' },
+      },
+      {
+        line: 12,
+        field: 'Número do RO',
+        reason: found[1]!.reason,
+        identifiers: { reference: 'order-3005', partnerReference: '000105' },
+      },
+    ]);
+    const establishment = fixtureRecords();
+    establishment[9] = overwrite(establishment[9]!, 2, '1234567891');
+    const [other] = rejections(await read(write(establishment)));
+    expect(other).to.deep.include({ line: 10, field: 'Estabelecimento Submissor' });
+  });
+
   it('a date that does not exist is a rejected row naming the joined date and time fields', async () => {
     const records = fixtureRecords();
     records[SALE_LINE - 1] = overwrite(records[SALE_LINE - 1]!, 38, '20261131');
@@ -303,6 +333,27 @@ describe('fixed-width reports (Cielo EDI, 250 positions)', () => {
     };
     const problems = fixedWidthSourceProblems(broken);
     expect(problems).to.include('records["2"].fields[0] (X) ends at 253, past the record length 250');
+    const record = SOURCE.records['2']!;
+    const badKey = fixedWidthSourceProblems({
+      ...SOURCE,
+      records: {
+        ...SOURCE.records,
+        '2': {
+          ...record,
+          inherit: {
+            ...record.inherit!,
+            key: { 'Número do RO': 'Numero', TID: 'Número do RO', Pedido: 'x' },
+          },
+        },
+      },
+    });
+    expect(badKey).to.include(
+      'records["2"].inherit.key["Número do RO"]: "Numero" is not a field of records["1"]',
+    );
+    expect(badKey).to.include(
+      'records["2"].inherit.key["TID"]: the two fields differ in length (20 and 7), so they can never be equal',
+    );
+    expect(badKey).to.include('records["2"].inherit.key: "Pedido" is not a field of this record');
     expect(
       problems.some((p) => p.includes('records["2"].columns.reference: "Pedido" is not a field')),
     ).to.equal(true);
