@@ -1,6 +1,6 @@
 import { defineReconciler } from '../src/reconcile/reconcilerConfig.js';
 import type { FixedWidthField } from '../src/reports/fixedWidthSourceConfig.js';
-import type { RowKind } from '../src/reports/rowKind.js';
+import type { KindRejection, RowKind } from '../src/reports/rowKind.js';
 
 /**
  * cielo: card sales acquired by Cielo, reconciled from its Extrato Eletrônico (EDI), the sales file (opção de
@@ -39,7 +39,11 @@ import type { RowKind } from '../src/reports/rowKind.js';
  *   under an adjustment RO (02 / 03) origins 17 (cancelamento da venda) and 28 (chargeback: contestação do
  *   portador) are reversals, and so are those undoing them (22 and 24: a cancellation returned or refused, 23:
  *   a dispute credited back, 33: estorno de cancelamento), as Adyen's ChargebackReversed is; the other origins
- *   of Tabela V (fees, rent, corrections) are ignored; Plano Cielo (04) and reagendamento (05) are ignored. Any other value is
+ *   of Tabela V (fees, rent, corrections) are ignored; Plano Cielo (04) and reagendamento (05) are ignored.
+ *   The sign (46) must be the kind's: a sale is a credit (`+`), 17 and 28 debits (`-`) under Tipo 03, 22, 23,
+ *   24 and 33 credits (`+`) under Tipo 02 (Tabela V does not print a sign: it follows from Tabela II's "a
+ *   crédito" / "a débito" and the origins' own wording, "Crédito ..." and "Estorno de cancelamento"); a CV
+ *   whose sign contradicts its kind (a `-` CV under a sales RO) is rejected naming the sign. Any other value is
  *   rejected, never guessed. Record types other than 0, 1, 2 and 9 (Cielo suggests skipping them) are
  *   rejected too: they may be sales in a layout this file does not know, and then nothing is proven absent.
  *
@@ -100,18 +104,48 @@ const REJECTION_REASONS = new Set([
 ]);
 
 /**
- * Tabela V, Origem do ajuste: the codes that reverse a sale (cancellation 17, chargeback 28) or undo such a
- * reversal (22, 23, 24, 33); the table's others (1 to 38) are fees, rent and corrections.
+ * Tabela V, Origem do ajuste: the codes that reverse a sale (cancellation 17, chargeback 28: debits, `-`) or
+ * undo such a reversal (22 and 23 are "Crédito ...", 24 "Crédito por cancelamento rejeitado", 33 "Estorno
+ * de cancelamento de venda": credits, `+`), with the sign their CV must carry; the table's others (1 to 38)
+ * are fees, rent and corrections.
  */
-const REVERSING_ADJUSTMENTS = new Set([17, 22, 23, 24, 28, 33]);
+const REVERSING_ADJUSTMENTS = new Map<number, '+' | '-'>([
+  [17, '-'],
+  [28, '-'],
+  [22, '+'],
+  [23, '+'],
+  [24, '+'],
+  [33, '+'],
+]);
 
-/** What a CV says happened, from its RO's Tipo de Transação and Origem do ajuste and its own rejection and installment. */
-function cvKind(values: Readonly<Record<string, string>>): RowKind | undefined {
+const SIGN = 'Sinal do valor da compra ou valor da parcela';
+
+/** Tabela II: the sign an adjustment RO's type says its CVs carry (02 a crédito, 03 a débito). */
+const ADJUSTMENT_SIGN: Readonly<Record<string, '+' | '-'>> = { '02': '+', '03': '-' };
+
+/**
+ * What a CV says happened, from its RO's Tipo de Transação and Origem do ajuste and its own rejection,
+ * installment and sign. The sign must be what the kind is: a sale is a credit (`+`), a cancellation or
+ * chargeback a debit (`-`), their undoing a credit, under an RO of that direction; a `-` CV under a sales
+ * RO is not a sale Cielo executed for us, whatever else it is, so it is rejected naming the sign.
+ */
+function cvKind(values: Readonly<Record<string, string>>): RowKind | KindRejection | undefined {
+  // A sign that is neither `+` nor `-` is rejected by amount.sign, in its own words: only a sign that
+  // contradicts the kind is this function's to reject.
+  const sign = values[SIGN]!;
+  const contradicts = (expected: '+' | '-') => (sign === '+' || sign === '-') && sign !== expected;
   const rejection = values['Motivo da rejeição']!;
   if (rejection !== '') return REJECTION_REASONS.has(rejection) ? 'failed' : undefined;
   const installment = values.Parcela!;
-  switch (values['Tipo de Transação']) {
+  const type = values['Tipo de Transação']!;
+  switch (type) {
     case '01': // Venda
+      if (contradicts('+')) {
+        return {
+          reject: SIGN,
+          reason: 'a sale (Tipo de Transação 01) is a credit ("+"): a debit is not a sale',
+        };
+      }
       if (installment === '00' || installment === '01') return 'execution';
       return /^\d\d$/.test(installment) ? 'ignored' : undefined;
     case '02': // Ajuste a crédito
@@ -120,7 +154,15 @@ function cvKind(values: Readonly<Record<string, string>>): RowKind | undefined {
       const origin = values['Origem do ajuste']!;
       const code = /^\d{1,2}$/.test(origin) ? Number(origin) : 0;
       if (code < 1 || code > 38) return undefined;
-      return REVERSING_ADJUSTMENTS.has(code) ? 'reversal' : 'ignored';
+      const expected = REVERSING_ADJUSTMENTS.get(code);
+      if (expected === undefined) return 'ignored';
+      if (contradicts(expected) || ADJUSTMENT_SIGN[type] !== expected) {
+        return {
+          reject: SIGN,
+          reason: `Origem do ajuste ${code} is a ${expected === '+' ? 'credit ("+") under Tipo de Transação 02' : 'debit ("-") under Tipo de Transação 03'}: which reversal this is, is not guessed`,
+        };
+      }
+      return 'reversal';
     }
     case '04': // Plano Cielo
     case '05': // Reagendamento
@@ -211,7 +253,7 @@ export default defineReconciler({
           sign: { column: 'Sinal do valor da compra ou valor da parcela', negative: ['-'], positive: ['+'] },
         },
         kind: {
-          columns: ['Motivo da rejeição', 'Tipo de Transação', 'Origem do ajuste', 'Parcela'],
+          columns: ['Motivo da rejeição', 'Tipo de Transação', 'Origem do ajuste', 'Parcela', SIGN],
           classify: cvKind,
         },
       },

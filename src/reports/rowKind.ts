@@ -20,14 +20,22 @@ const ROW_KINDS: readonly RowKind[] = ['execution', 'reversal', 'failed', 'ignor
  * (PayPal's T-codes): `{ columns: ['status', 'direction'], classify: ({ status, direction }) => ... }`,
  * receiving each column's trimmed text (`''` when empty or absent) and returning a kind, or `undefined`
  * when it does not know the combination. Either way a value the rule does not know rejects the row (its
- * line, the column and the value): a kind is never guessed.
+ * line, the column and the value): a kind is never guessed. A function that knows which of its columns is
+ * at fault (Cielo's sign, which contradicts the kind its other columns say) returns a {@link KindRejection}
+ * naming it, and the rejection names that column instead of the first.
  */
 export type RowKindRule =
   | { column: string; values: Record<string, RowKind> }
   | {
       columns: readonly string[];
-      classify: (values: Readonly<Record<string, string>>) => RowKind | undefined;
+      classify: (values: Readonly<Record<string, string>>) => RowKind | KindRejection | undefined;
     };
+
+/** A classify function's answer that the row is rejected, naming the column at fault (one of its columns). */
+export interface KindRejection {
+  reject: string;
+  reason: string;
+}
 
 /** The columns a rule reads, in the order given. */
 export function kindColumns(rule: RowKindRule): readonly string[] {
@@ -112,11 +120,20 @@ export function classifyRow(rule: RowKindRule, texts: readonly string[]): KindRe
     };
   }
   if ((ROW_KINDS as readonly unknown[]).includes(kind)) return { ok: true, kind: kind as RowKind };
+  if (isKindRejection(kind, rule.columns)) {
+    return { ok: false, field: kind.reject, reason: `${describeValues(values)}: ${kind.reason}` };
+  }
   return {
     ok: false,
     field: rule.columns[0]!,
     reason: `${describeValues(values)} is not a known kind of row; the row's kind is not guessed`,
   };
+}
+
+function isKindRejection(answer: unknown, columns: readonly string[]): answer is KindRejection {
+  if (typeof answer !== 'object' || answer === null) return false;
+  const { reject, reason } = answer as Record<string, unknown>;
+  return typeof reject === 'string' && columns.includes(reject) && typeof reason === 'string';
 }
 
 function describeValues(values: Record<string, string>): string {

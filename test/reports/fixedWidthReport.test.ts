@@ -258,6 +258,30 @@ describe('fixed-width reports (Cielo EDI, 250 positions)', () => {
     expect(rejections(await read(write(rejection))).map((r) => r.line)).to.deep.equal([8]);
   });
 
+  it('a CV whose sign contradicts its kind is rejected naming the sign: a debit under a sales RO is not a sale', async () => {
+    const records = fixtureRecords();
+    records[SALE_LINE - 1] = overwrite(records[SALE_LINE - 1]!, 46, '-'); // a sale of order-3001
+    records[9] = overwrite(records[9]!, 46, '+'); // the cancellation of order-3001 (origem 17)
+    records[11] = overwrite(records[11]!, 24, '02'); // the chargeback's RO (origem 28) as a credit
+    records[13] = overwrite(records[13]!, 146, '33'); // the fee's RO as an estorno de cancelamento, a credit
+    const found = rejections(await read(write(records)));
+    expect(found.map((r) => [r.line, r.field])).to.deep.equal([
+      [3, 'Sinal do valor da compra ou valor da parcela'],
+      [10, 'Sinal do valor da compra ou valor da parcela'],
+      [13, 'Sinal do valor da compra ou valor da parcela'],
+      [15, 'Sinal do valor da compra ou valor da parcela'],
+    ]);
+    expect(found[0]!.reason).to.include('a sale (Tipo de Transação 01) is a credit ("+")');
+    expect(found[0]!.identifiers).to.deep.equal({ reference: 'order-3001', partnerReference: '000101' });
+    // Credited back under an ajuste a crédito, the estorno de cancelamento is a reversal.
+    const undone = fixtureRecords();
+    undone[13] = overwrite(overwrite(undone[13]!, 24, '02'), 146, '33');
+    undone[14] = overwrite(undone[14]!, 46, '+');
+    const items = await read(write(undone));
+    expect(rejections(items)).to.deep.equal([]);
+    expect(rows(items).find((row) => row.line === 15)?.kind).to.equal('reversal');
+  });
+
   it('a CV with no RO before it is rejected (its kind comes from the RO)', async () => {
     const records = fixtureRecords();
     records.splice(1, 1);
