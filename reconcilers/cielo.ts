@@ -31,7 +31,10 @@ import type { KindRejection, RowKind } from '../src/reports/rowKind.js';
  *   read with that RO's kind.
  * - Record 2 (CV): our reference is Referência/código do pedido (163-182, what an e-commerce sale sent as the
  *   order code); the partner reference is NSU/DOC (93-98), which Cielo says may repeat (identities also carry
- *   our reference). Amount: Valor da compra ou valor da parcela (47-59, 13 digits, two implied decimals) signed
+ *   our reference, and `match.partnerReferenceUnique: false` ties a cancellation or chargeback to its sale by
+ *   our order code only: one without it is stored untied, with a warning, never tied to another day's sale
+ *   that had the same NSU). The TID (73-92) and Número único da transação (189-217) would name the sale, but
+ *   the layout text does not say an adjustment CV repeats its sale's, and executions are stored without them. Amount: Valor da compra ou valor da parcela (47-59, 13 digits, two implied decimals) signed
  *   by position 46 (`+` credit, `-` debit), in BRL. Time: Data da venda/ajuste (38-45, `yyyyMMdd`) and Hora
  *   da transação (183-188, `HHmmss`, zeros on records that are not the original sale), in São Paulo time.
  * - Row kinds (see `cvKind`): a CV with a Motivo da rejeição (64-66, Tabela VIII) is a failed try; under a
@@ -182,7 +185,8 @@ export default defineReconciler({
   stuckAfter: '15m',
   settlementLag: '2h',
   deadline: '5d',
-  match: { by: 'reference' },
+  // NSU/DOC numbers a sale within its day and repeats: a reversal is tied to its sale by our order code only.
+  match: { by: 'reference', partnerReferenceUnique: false },
   source: {
     type: 'fixedWidth',
     path: 'reports/cielo/*.txt',

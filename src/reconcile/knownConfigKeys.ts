@@ -16,7 +16,7 @@ export const KNOWN_KEYS = {
     'clockSkew',
     'source',
   ],
-  match: ['by', 'shape', 'amountTolerance', 'timeWindow', 'nearMiss'],
+  match: ['by', 'shape', 'partnerReferenceUnique', 'amountTolerance', 'timeWindow', 'nearMiss'],
   nearMiss: ['amountTolerance', 'timeWindow'],
   coverage: ['from', 'to'],
   fromFileName: ['pattern', 'dateFormat', 'period'],

@@ -15,7 +15,19 @@ export type ReferenceShape = string;
 /** How partner rows are paired with intents. */
 export type MatchRule =
   /** Our reference, echoed by the partner (the usual case). */
-  | { by: 'reference'; shape?: ReferenceShape }
+  | {
+      by: 'reference';
+      shape?: ReferenceShape;
+      /**
+       * Whether the partner's own reference names one execution for good. Cielo's NSU/DOC numbers a
+       * transaction within its day and repeats: with `false`, a reversal or a failed try is tied to an
+       * execution by our reference only (among those, one with its partner reference is still preferred),
+       * and one without our reference is stored untied, with a warning, rather than tied to whichever
+       * execution had that number first (a chargeback shown on another order).
+       * @default true
+       */
+      partnerReferenceUnique?: boolean;
+    }
   /** The partner's own id, known for intents completed by the caller. */
   | { by: 'partnerReference'; shape?: ReferenceShape }
   /**

@@ -28,11 +28,16 @@ const LISTED_LINES = 20;
  * orphans nothing. A failed try is stored with the intent it names when exactly one intent has its reference
  * or partner reference.
  *
+ * A partner whose own reference repeats (`match.partnerReferenceUnique: false`: Cielo's NSU numbers a
+ * transaction within its day) ties by our reference only: a chargeback without our order code, tied by its
+ * NSU, would land on whichever order had that NSU first. Such a row is stored untied, and the warning says
+ * how many of the untied ones carry no reference of ours.
+ *
  * Returns the warning, or null.
  */
 export async function recordOtherRows(
   db: Queryable,
-  input: { partner: string; runId: string },
+  input: { partner: string; runId: string; partnerReferenceUnique: boolean },
 ): Promise<string | null> {
   await db.query(
     `CREATE TEMP TABLE rec_other_tied ON COMMIT DROP AS
@@ -62,7 +67,7 @@ export async function recordOtherRows(
          SELECT pr.intent_id, pr.id AS record_id
            FROM partner_records pr
           WHERE pr.intent_id IN (SELECT it.id FROM intents it
-                                  WHERE it.partner = $1 AND it.partner_reference = i.partner_reference
+                                  WHERE it.partner = $1 AND it.partner_reference = i.partner_reference AND $2
                                  UNION ALL
                                  SELECT it.id FROM intents it WHERE it.partner = $1 AND it.reference = i.reference)
             AND pr.partner = $1 AND pr.kind = 'execution'
@@ -72,11 +77,12 @@ export async function recordOtherRows(
        ) reversed ON i.kind = 'reversal'
        LEFT JOIN LATERAL (
          SELECT CASE WHEN count(DISTINCT n.id) = 1 THEN min(n.id) END AS intent_id
-           FROM (SELECT it.id FROM intents it WHERE it.partner = $1 AND it.partner_reference = i.partner_reference
+           FROM (SELECT it.id FROM intents it
+                  WHERE it.partner = $1 AND it.partner_reference = i.partner_reference AND $2
                  UNION ALL
                  SELECT it.id FROM intents it WHERE it.partner = $1 AND it.reference = i.reference) n
        ) named ON i.kind = 'failed'`,
-    [input.partner],
+    [input.partner, input.partnerReferenceUnique],
   );
   await db.query(
     `INSERT INTO partner_records (partner, identity, run_id, line, reference, partner_reference, amount, currency,
@@ -93,13 +99,19 @@ export async function recordOtherRows(
      ON CONFLICT (partner, identity) DO NOTHING`,
     [input.partner, input.runId],
   );
-  const untied = await db.query<{ line: number; total: number }>(
-    `SELECT line, count(*) OVER ()::int AS total FROM rec_other_tied
+  const untied = await db.query<{ line: number; total: number; unreferenced: number }>(
+    `SELECT line, count(*) OVER ()::int AS total, count(*) FILTER (WHERE reference IS NULL) OVER ()::int AS unreferenced
+       FROM rec_other_tied
       WHERE kind = 'reversal' AND reverses IS NULL ORDER BY line LIMIT ${LISTED_LINES}`,
   );
   if (untied.rows.length === 0) return null;
-  const total = untied.rows[0]!.total;
+  const { total, unreferenced } = untied.rows[0]!;
   const lines = untied.rows.map((row) => row.line).join(', ');
   const more = total > untied.rows.length ? ', ...' : '';
-  return `${total} reversal row${total === 1 ? '' : 's'} reverse no execution of an intent on record (line${total === 1 ? '' : 's'} ${lines}${more}): nothing was completed or flagged for ${total === 1 ? 'it' : 'them'}`;
+  const warning = `${total} reversal row${total === 1 ? '' : 's'} reverse no execution of an intent on record (line${total === 1 ? '' : 's'} ${lines}${more}): nothing was completed or flagged for ${total === 1 ? 'it' : 'them'}`;
+  if (input.partnerReferenceUnique || unreferenced === 0) return warning;
+  return (
+    `${warning}; ${unreferenced} of them carry no reference of ours, and this partner's own reference repeats ` +
+    '(match.partnerReferenceUnique false), so they are not tied by it: find the execution each reverses by hand'
+  );
 }

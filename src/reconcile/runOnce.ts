@@ -294,7 +294,13 @@ export async function runOnce(
       report.warnings.push(shapeWarning);
       log.warn({ runId, stuckOutOfShape: outcome.stuckOutOfShape }, shapeWarning);
     }
-    const unreversed = await recordOtherRows(client, { partner: settings.partner, runId });
+    const unreversed = await recordOtherRows(client, {
+      partner: settings.partner,
+      runId,
+      partnerReferenceUnique: !(
+        settings.match.by === 'reference' && settings.match.partnerReferenceUnique === false
+      ),
+    });
     if (unreversed) report.warnings.push(unreversed);
     report.matched = outcome.matched;
     report.resolved = outcome.resolved;

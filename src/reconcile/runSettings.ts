@@ -7,8 +7,11 @@ import { shapeProblem } from './referenceShape.js';
 
 /** How rows pair with intents, with its defaults applied. */
 export type ResolvedMatch =
-  /** `shape`: MatchRule's, checked (anchored, a valid regular expression). */
-  | { by: 'reference'; shape?: string }
+  /**
+   * `shape`: MatchRule's, checked (anchored, a valid regular expression). `partnerReferenceUnique` only when
+   * configured `false` (see MatchRule).
+   */
+  | { by: 'reference'; shape?: string; partnerReferenceUnique?: false }
   | { by: 'partnerReference'; shape?: string }
   /**
    * Decimal strings are handed to SQL as numeric, never JS numbers. `nearMissAmount` null: the default (the
@@ -105,6 +108,12 @@ export function resolveRunSettings(config: ReconcilerConfig): RunSettings {
     const problem = rule.shape === undefined ? undefined : shapeProblem(rule.shape);
     if (problem) throw new RangeError(`${where}: ${problem}`);
     match = rule.shape === undefined ? { by: rule.by } : { by: rule.by, shape: rule.shape };
+    if (rule.by === 'reference' && rule.partnerReferenceUnique !== undefined) {
+      if (typeof rule.partnerReferenceUnique !== 'boolean') {
+        throw new RangeError(`${where}: match.partnerReferenceUnique must be true or false`);
+      }
+      if (!rule.partnerReferenceUnique) match = { ...match, by: 'reference', partnerReferenceUnique: false };
+    }
   } else {
     throw new RangeError(`${where}: match.by must be "reference", "partnerReference" or "amount"`);
   }

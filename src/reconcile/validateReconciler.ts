@@ -61,6 +61,13 @@ export function validateReconciler(value: unknown, file: string): ReconcilerConf
         if (problem) problems.push(problem);
       }
     }
+    const unique = (match as { partnerReferenceUnique?: unknown }).partnerReferenceUnique;
+    if (unique !== undefined) {
+      if (typeof unique !== 'boolean')
+        problems.push(`match.partnerReferenceUnique must be true or false (got ${JSON.stringify(unique)})`);
+      else if (match.by !== 'reference')
+        problems.push('match.partnerReferenceUnique applies to matching by reference');
+    }
     if (match.by === 'amount' && match.timeWindow !== undefined)
       duration(match.timeWindow, 'match.timeWindow', problems);
     if (match.by === 'amount' && match.nearMiss !== undefined) {
