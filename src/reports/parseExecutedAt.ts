@@ -161,9 +161,10 @@ function compileFixedWidth(dateFormat: string): FixedWidthFormat | null {
  * offsets of the same cached zone, as the luxon path does, at a small fraction of the cost.
  *
  * It answers only when it is sure: text of another length, a non-digit where a digit belongs, a value out
- * of range (day 31 in February; hour 24, which luxon reads as the next midnight), a year below 100 (which
- * Date.UTC reads as 19xx), or a local time that does not exist (a daylight saving gap) all return
- * undefined, and luxon then reads the text and explains the refusal in the usual words.
+ * of range (day 31 in February; hour 24), a year below 100 (which Date.UTC reads as 19xx), or a local time
+ * that does not exist (a daylight saving gap) all return undefined, and luxon then reads the text: it
+ * refuses what does not exist and explains it in the usual words, except hour 24 at exactly 24:00:00,
+ * which it reads (as ISO 8601 allows) as the next day's midnight: `240000` is accepted, `240001` refused.
  */
 function readFixedWidth(text: string, fixed: FixedWidthFormat, zone: Zone): number | undefined {
   if (text.length !== fixed.length) return undefined;

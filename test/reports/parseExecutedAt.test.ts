@@ -70,6 +70,11 @@ describe('parseExecutedAt', () => {
       expect(reason('10/02/2024 10:60:00', BR)).to.equal('minute 60 does not exist');
     });
 
+    it('reads 24:00:00 as the next midnight (luxon, as ISO 8601 allows) and refuses anything later in hour 24', () => {
+      expect(instant('10/02/2024 24:00:00', BR)).to.equal('2024-02-11T03:00:00.000Z');
+      expect(reason('10/02/2024 24:00:01', BR)).to.equal('hour 24 does not exist');
+    });
+
     it('refuses text that does not follow the format', () => {
       const expected = 'does not match the date format dd/MM/yyyy HH:mm:ss';
       expect(reason('2024-03-15T14:30:00', BR)).to.equal(expected);
