@@ -72,8 +72,8 @@ export interface FixedWidthRecordLayout {
  *
  * Structural problems fail the whole file, so the run applies nothing: a record of another length, a first
  * record that is not the header, a header that says another kind of file (`header.expect`), a record after
- * the trailer, a file that ends without its trailer (cut in transit), a trailer whose count is not what was
- * read. A record of a type the layout does not know is a rejected row (naming `recordType.name`) that says
+ * the trailer (blank lines and a DOS end-of-file mark, Ctrl-Z, alone on its line are read past), a file that
+ * ends without its trailer (cut in transit), a trailer whose count is not what was read. A record of a type the layout does not know is a rejected row (naming `recordType.name`) that says
  * nothing about whom it concerns, so the run proves nothing absent.
  */
 export interface FixedWidthSourceConfig {

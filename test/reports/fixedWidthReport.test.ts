@@ -156,6 +156,55 @@ describe('fixed-width reports (Cielo EDI, 250 positions)', () => {
     expect((await failure(write(padded))).line).to.equal(5);
   });
 
+  it('a record too long by a UTF-8 BOM or by UTF-8 accented letters says so', async () => {
+    const bom = path.join(dir, 'cielo-bom.txt');
+    fs.writeFileSync(bom, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), fs.readFileSync(FIXTURE)]));
+    const first = await failure(bom);
+    expect(first.line).to.equal(1);
+    expect(first.message).to.include('record is 253 characters long');
+    expect(first.message).to.include('UTF-8 byte-order mark (BOM)');
+    // Read as UTF-8, the decoder drops a leading mark itself.
+    expect(rows(await read(bom, { ...SOURCE, encoding: 'utf8' }))).to.have.length(14);
+    // "São Paulo" written in UTF-8 where the layout's blanks are (the CV's Uso Cielo, 219-250).
+    const records = fixtureRecords();
+    const file = path.join(dir, 'cielo-utf8.txt');
+    fs.writeFileSync(
+      file,
+      Buffer.concat([
+        Buffer.from(`${records.slice(0, 2).join('\r\n')}\r\n`, 'latin1'),
+        Buffer.from(`${overwrite(records[2]!, 220, 'São Paulo')}\r\n`, 'utf8'),
+        Buffer.from(`${records.slice(3).join('\r\n')}\r\n`, 'latin1'),
+      ]),
+    );
+    const accented = await failure(file);
+    expect(accented.line).to.equal(3);
+    expect(accented.message).to.include('record is 251 characters long');
+    expect(accented.message).to.include('the file looks UTF-8 encoded');
+    // Any other excess is what it was.
+    const padded = fixtureRecords();
+    padded[2] = `${padded[2]}   `;
+    expect((await failure(write(padded))).message).to.include('a cut, padded or shifted record');
+  });
+
+  it('a DOS end-of-file mark (Ctrl-Z) alone after the trailer is read past; a record after it still fails', async () => {
+    const records = fixtureRecords();
+    const marked = path.join(dir, 'cielo-ctrl-z.txt');
+    fs.writeFileSync(marked, `${records.join('\r\n')}\r\n\x1a`, 'latin1');
+    expect(rows(await read(marked))).to.have.length(14);
+    const ownLine = path.join(dir, 'cielo-ctrl-z-line.txt');
+    fs.writeFileSync(ownLine, `${records.join('\r\n')}\r\n\x1a\r\n`, 'latin1');
+    expect(rows(await read(ownLine))).to.have.length(14);
+    const then = path.join(dir, 'cielo-ctrl-z-then.txt');
+    fs.writeFileSync(then, `${records.join('\r\n')}\r\n\x1a\r\n${records[2]}\r\n`, 'latin1');
+    expect((await failure(then)).message).to.include('a record after the trailer (line 16)');
+    // Glued to a record it is no mark: that record is the wrong length.
+    const glued = path.join(dir, 'cielo-ctrl-z-glued.txt');
+    fs.writeFileSync(glued, `${records.join('\r\n')}\x1a`, 'latin1');
+    const gluedError = await failure(glued);
+    expect(gluedError.message).to.include('line 16: record is 251 characters long');
+    expect(gluedError.message).to.include('DOS end-of-file mark (Ctrl-Z)');
+  });
+
   it('an unknown record type is a rejected row without identifiers, never guessed nor skipped', async () => {
     const records = fixtureRecords();
     records.splice(9, 0, overwrite(records[9]!, 1, '7'));
