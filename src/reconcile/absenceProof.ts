@@ -9,6 +9,8 @@ export interface AbsenceProof {
   /** False: every stuck intent's absence stays unproven in this run, whatever the report lacks. */
   possible: boolean;
   warning: string | null;
+  /** The report does not look like this partner's (judgePlausibility): its rows may be anybody's. */
+  implausible?: boolean;
 }
 
 /**
@@ -69,7 +71,9 @@ export async function decideAbsenceProof(
     minMatchedShare: settings.minMatchedShare,
     stuckAfterMs: settings.stuckAfterMs,
   });
-  return implausible ? { possible: false, warning: implausible } : { possible: true, warning: null };
+  return implausible
+    ? { possible: false, warning: implausible, implausible: true }
+    : { possible: true, warning: null };
 }
 
 /** A span for a warning: whole seconds, minutes or hours as the span allows. */

@@ -39,6 +39,8 @@ export async function applyReport(
     lookup: boolean;
     /** Rejected records may hide any intent's execution: no absence is proven (see runOnce). */
     absenceUnprovable: boolean;
+    /** Whether this report's rows may correct a `not_executed` intent (see runOnce, correctLateExecutions). */
+    correctionsTrusted: boolean;
     rowsRejected: number;
     checkpoint: () => void;
   },
@@ -72,6 +74,7 @@ export async function applyReport(
     clockSkewMs: settings.clockSkewMs,
     settlementLagMs: settings.settlementLagMs,
     resolvedBy: actor,
+    trusted: input.correctionsTrusted,
   });
   checkpoint();
   // Evidence from earlier runs is read before this run's records are stored (see collectStoredEvidence).

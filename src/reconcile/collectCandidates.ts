@@ -49,7 +49,8 @@ export interface CandidateInput {
  */
 export async function collectCandidates(db: Queryable, input: CandidateInput): Promise<void> {
   // $1 partner, $2 settlementLag, $3 stuckAfter, $4 deadline (ms); $5 and $6 coverage and $7 clockSkew (ms),
-  // only when used.
+  // only when used; then match.shape, or the near-miss margins of amount matching ($8-$10). In lookup mode
+  // match.shape is $5.
   const params: unknown[] = [input.partner, input.settlementLagMs, input.stuckAfterMs, input.deadlineMs];
   const lag = `$2 * interval '1 millisecond'`;
   let absence: string;
@@ -57,6 +58,11 @@ export async function collectCandidates(db: Queryable, input: CandidateInput): P
   if (input.lookup) {
     absence = `(EXISTS (SELECT 1 FROM rec_looked_up l WHERE l.intent_id = i.id AND l.attempt = i.attempt AND l.items = 0)
                 AND i.attempt_started_at + ${lag} <= now())`;
+    // The partner's "no such reference" about one written in another form than its own proves nothing.
+    if (input.match.by === 'reference' && input.match.shape !== undefined) {
+      params.push(input.match.shape);
+      absence = `(${absence} AND i.reference ~ $${params.length})`;
+    }
   } else if (input.coverage) {
     params.push(input.coverage.from, input.coverage.to, input.clockSkewMs);
     const skew = `$7 * interval '1 millisecond'`;

@@ -12,15 +12,21 @@ import type { Queryable } from '../database/queryable.js';
  *
  * A row is that attempt's execution only if it could be: executed no earlier than the attempt's start minus
  * `clockSkew` (the partner's clock may be behind ours), the bound matchRows uses against an intent's
- * creation. Earlier, it is an earlier attempt's execution, and the intent stays as it is (an orphan today).
+ * creation, and no later than its start plus `settlementLag` and `clockSkew`, the window a proof of absence
+ * looks at. Earlier, it is an earlier attempt's execution; later, another execution of the same reference
+ * (Twilio's reference is the recipient: a message to the same number days later): the intent stays as it
+ * is, and the row is an orphan for a person. Only rows of a report trusted to name intents correct anything
+ * (`trusted`, decided by runOnce: matched by reference or partner reference, not by amount and time; the
+ * account checked where the source states one; a plausible report).
  * A row without a time could be any attempt's: it is taken as the current one's only on attempt 1, when
  * there is no other.
  *
  * Fenced like correctNotExecutedIntent, on the attempt number and `status = 'not_executed'` in the UPDATE
  * itself. An intent claimed again meanwhile (its attempt moved on, or a claim committing while this runs,
- * which PostgreSQL re-checks under READ COMMITTED) is left alone: its row stays an
- * `orphan_partner_record` now, and once the new attempt completes, both executions on record make it a
- * `duplicate_execution` in a later run. A claim that comes after this UPDATE waits for the run's commit and
+ * which PostgreSQL re-checks under READ COMMITTED) is left alone: its row is an `orphan_partner_record`
+ * if the new attempt is settled `not_executed` or `rejected` by then (flagOrphans), nothing yet while it is
+ * in flight, and once the new attempt completes, both executions on record make it a `duplicate_execution`
+ * in a later run. A claim that comes after this UPDATE waits for the run's commit and
  * then finds the intent completed: it replays.
  *
  * `rejected` intents are never touched here: the partner said no, and a report showing the execution of
@@ -36,7 +42,13 @@ import type { Queryable } from '../database/queryable.js';
  */
 export async function correctLateExecutions(
   db: Queryable,
-  input: { partner: string; clockSkewMs: number; settlementLagMs: number; resolvedBy: string },
+  input: {
+    partner: string;
+    clockSkewMs: number;
+    settlementLagMs: number;
+    resolvedBy: string;
+    trusted: boolean;
+  },
 ): Promise<number> {
   await db.query(
     `CREATE TEMP TABLE rec_corrected (
@@ -44,6 +56,9 @@ export async function correctLateExecutions(
        settled_by text, settled_at timestamptz, settled_reason jsonb
      ) ON COMMIT DROP`,
   );
+  // Not trusted (runOnce): matched by amount and time alone, an unchecked account, an implausible report.
+  // Its rows stay what they were before (an orphan), and a person decides.
+  if (!input.trusted) return 0;
   const corrected = await db.query(
     `WITH fitting AS (
        SELECT DISTINCT ON (r.intent_id) r.intent_id, i.attempt, r.line, r.partner_reference,
@@ -54,7 +69,8 @@ export async function correctLateExecutions(
         CROSS JOIN LATERAL (SELECT i.attempt, i.status, i.attempt_started_at, i.resolved_by, i.settled_at, i.reason
                               FROM intents i WHERE i.id = r.intent_id AND i.partner = $1 OFFSET 0) i
         WHERE i.status = 'not_executed'
-          AND (r.executed_at >= i.attempt_started_at - $2 * interval '1 millisecond'
+          AND ((r.executed_at >= i.attempt_started_at - $2 * interval '1 millisecond'
+                AND r.executed_at <= i.attempt_started_at + ($4 + $2) * interval '1 millisecond')
                OR (r.executed_at IS NULL AND i.attempt = 1))
         ORDER BY r.intent_id, r.executed_at NULLS LAST, r.line
      ), done AS (
@@ -74,7 +90,7 @@ export async function correctLateExecutions(
      INSERT INTO rec_corrected (intent_id, attempt, line, settled_by, settled_at, settled_reason)
      SELECT f.intent_id, f.attempt, f.line, f.resolved_by, f.settled_at, f.reason
        FROM done d JOIN fitting f ON f.intent_id = d.id`,
-    [input.partner, input.clockSkewMs, input.resolvedBy],
+    [input.partner, input.clockSkewMs, input.resolvedBy, input.settlementLagMs],
   );
   const count = corrected.rowCount ?? 0;
   await db.query('ANALYZE rec_corrected');

@@ -274,6 +274,11 @@ export async function runOnce(
       log.warn({ runId }, account);
     }
     const absenceUnprovable = !proof.possible || others.warning !== null || account !== null;
+    // Overturning a settlement (correctLateExecutions) needs a row that is surely this intent's: matched on
+    // our reference or the partner's (never amount and time alone), in a report of this partner's account
+    // that looks like this partner's.
+    const correctionsTrusted =
+      settings.match.by !== 'amount' && account === null && proof.implausible !== true;
     const outcome = await applyReport(client, {
       settings,
       matched: matching.matched,
@@ -282,6 +287,7 @@ export async function runOnce(
       coverage: report.coverage,
       lookup,
       absenceUnprovable,
+      correctionsTrusted,
       rowsRejected: staged.rowsRejected + others.shielding,
       checkpoint,
     });

@@ -139,8 +139,14 @@ export function resolveRunSettings(config: ReconcilerConfig): RunSettings {
       throw new RangeError(`${where}: source.mode is "lookup" but source.lookup is not configured`);
     }
     resolvedSource = { type: 'api', mode, config: source };
-    // Lookups ask about one reference: the answer is paired on it, whatever the rule for listings.
-    if (mode === 'lookup') match = { by: 'reference' };
+    // Lookups ask about one reference: the answer is paired on it, whatever the rule for listings. Its
+    // shape, if the rule gives one for references, still holds: an answer about a reference written in
+    // another form than the partner's says nothing.
+    if (mode === 'lookup')
+      match =
+        match.by === 'reference' && match.shape !== undefined
+          ? { by: 'reference', shape: match.shape }
+          : { by: 'reference' };
   } else {
     throw new TypeError(`${where}: source.type must be "csv", "fixedWidth" or "api"`);
   }

@@ -63,7 +63,17 @@ export async function separateRowKinds(
       WHERE reference IS NOT NULL OR partner_reference IS NOT NULL`,
   );
   await db.query(`DELETE FROM rec_other WHERE kind = 'ignored'`);
-  const anonymous = await anonymousRows(db, input.partner, input.match.by === 'amount');
+  // A partner reference that repeats (Cielo's NSU: match.partnerReferenceUnique false) names nobody for sure:
+  // an intent that once had the same value is not this row's, so only our reference counts.
+  const uniquePartnerReference = !(
+    input.match.by === 'reference' && input.match.partnerReferenceUnique === false
+  );
+  const anonymous = await anonymousRows(
+    db,
+    input.partner,
+    input.match.by === 'amount',
+    uniquePartnerReference,
+  );
   const warning =
     input.match.by === 'amount' && byKind.failed > 0
       ? `${byKind.failed} failed rows could be the try of any intent matched by amount: this run proves no intent absent`
@@ -76,17 +86,22 @@ export async function separateRowKinds(
 /**
  * Reversals and failed tries that could be any stuck intent's: no reference of ours (any row under amount
  * matching, whose rows carry none we match by), and a partner reference that is neither an execution of this
- * report nor an intent's. Only these few rows are looked at, each by index.
+ * report nor an intent's (or any partner reference at all, when the partner's repeats). Only these few rows are looked at, each by index.
  */
-async function anonymousRows(db: Queryable, partner: string, byAmount: boolean): Promise<number> {
+async function anonymousRows(
+  db: Queryable,
+  partner: string,
+  byAmount: boolean,
+  uniquePartnerReference: boolean,
+): Promise<number> {
   const result = await db.query<{ rows: number }>(
     `SELECT count(*)::int AS rows FROM rec_other o
       WHERE o.kind IN ('reversal', 'failed') AND ($2 OR o.reference IS NULL)
-        AND (o.partner_reference IS NULL
+        AND (o.partner_reference IS NULL OR NOT $3
              OR (NOT EXISTS (SELECT 1 FROM rec_staged s WHERE s.partner_reference = o.partner_reference)
                  AND NOT EXISTS (SELECT 1 FROM intents i
                                   WHERE i.partner = $1 AND i.partner_reference = o.partner_reference)))`,
-    [partner, byAmount],
+    [partner, byAmount, uniquePartnerReference],
   );
   return result.rows[0]!.rows;
 }

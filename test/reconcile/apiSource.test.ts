@@ -268,6 +268,28 @@ describe('reconcile: API sources against the loopback fake partner', () => {
     expect(fake.requests).to.equal(5);
   });
 
+  it('lookup mode with match.shape: an answer of "no such reference" about one written in another form proves nothing', async () => {
+    const partner = partnerName('lookup-shape');
+    const inShape = await unknownIntent(fx.ledger, spec(partner, 'ORD-1001'));
+    const written = await unknownIntent(fx.ledger, spec(partner, 'ord 1002'));
+    for (const id of [inShape, written]) await place(fx.sql, id, { startedAt: minutes(now, -180) });
+    const source = {
+      baseUrl: fake.url,
+      path: '',
+      lookup: { path: '/v1/references/{reference}', notFound: FAKE_NOT_FOUND },
+    };
+    const reconciler = {
+      ...apiReconciler(partner, source),
+      match: { by: 'reference', shape: '^ORD-[0-9]+$' },
+    } as const;
+    const [run] = await reconcile({ pool: fx.sql, reconciler, env });
+    expect(run.status, String(run.error)).to.equal('succeeded');
+    expect((await intentRow(fx.sql, inShape)).status).to.equal('not_executed');
+    expect((await intentRow(fx.sql, written)).status, 'asked as written: the answer says nothing').to.equal(
+      'unknown',
+    );
+  });
+
   it('lookup mode pairs answers on the reference asked, and concludes absence only from an empty answer', async () => {
     const partner = partnerName('lookup-safe');
     const ids: Record<string, string> = {};

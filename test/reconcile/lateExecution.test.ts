@@ -217,4 +217,37 @@ describe('reconcile: a report shows the execution of a not_executed intent', () 
     expect(run.discrepancies).to.deep.equal({ ...noDiscrepancies(), orphan_partner_record: 1 });
     expect((await intentRow(fx.sql, declined)).status).to.equal('rejected');
   });
+  it('a row of the same reference dated after the window a proof looks at is another execution: no correction, an orphan', async () => {
+    const partner = partnerName('later');
+    const missed = await provenAbsent(partner);
+    // Days later in the partner's clock (far past start + settlementLag + clockSkew): a message to the same
+    // recipient sent by somebody else, a new charge of the same order code. It is not attempt 1's execution.
+    const later = writeCsv(fx.dir, `${partner}-later.csv`, [
+      { reference: 'missed', nsu: 'L-9', amount: '10.00', executedAt: minutes(base, 60 + 3 * 24 * 60) },
+    ]);
+    const [run] = await reconcile({ pool: fx.sql, reconciler: csvReconciler(partner, later) });
+    expect(run.corrected).to.equal(0);
+    expect((await intentRow(fx.sql, missed)).status).to.equal('not_executed');
+    expect((await discrepanciesOf(fx.sql, partner)).map((d) => d.kind)).to.deep.equal([
+      'orphan_partner_record',
+    ]);
+  });
+
+  it('matched by amount and time alone, a row does not overturn a settlement: no correction, an orphan', async () => {
+    const partner = partnerName('by-amount');
+    const match = { by: 'amount', amountTolerance: '0', timeWindow: '10m' } as const;
+    const missed = await unknownIntent(fx.ledger, spec(partner, 'missed', { amount: '77.70' }));
+    await place(fx.sql, missed, { startedAt: minutes(base, 60) });
+    await fx.sql.query(
+      `UPDATE intents SET status = 'not_executed', settled_at = now(), resolved_by = 'test' WHERE id = $1`,
+      [missed],
+    );
+    const report = writeCsv(fx.dir, `${partner}.csv`, [
+      { reference: 'somebody-else', nsu: 'A-1', amount: '77.70', executedAt: minutes(base, 61) },
+    ]);
+    const [run] = await reconcile({ pool: fx.sql, reconciler: csvReconciler(partner, report, { match }) });
+    expect(run.status, String(run.error)).to.equal('succeeded');
+    expect(run.corrected).to.equal(0);
+    expect((await intentRow(fx.sql, missed)).status).to.equal('not_executed');
+  });
 });
