@@ -4,6 +4,7 @@ import iconv from 'iconv-lite';
 import { Info } from 'luxon';
 import { identifierText } from '../shared/identifierText.js';
 import { countLineBreaks } from './countLineBreaks.js';
+import { CsvAccountCheck } from './csvAccountCheck.js';
 import {
   type CsvSourceConfig,
   type ResolvedCsvSourceConfig,
@@ -57,12 +58,8 @@ interface ReadState {
   nextLine: number;
   /** The record types, when the source has several (see RecordLayout). */
   records: RecordTypeReader | undefined;
-  /** The accounts the report must state (CsvSourceConfig.account), when they are checked. */
-  accounts: readonly string[] | undefined;
-  /** Position of the account column in the current header (a column account). */
-  accountIndex: number | undefined;
-  /** A record account (PayPal's `SH`) was read and checked before the rows that follow it. */
-  accountStated: boolean;
+  /** The merchant account check (CsvSourceConfig.account), when the accounts are known. */
+  account: CsvAccountCheck | undefined;
 }
 
 /**
@@ -125,9 +122,10 @@ export async function* readCsvReportBatches(
           timezone: options.timezone,
         })
       : undefined,
-    accounts: settings.account && options.accounts ? options.accounts : undefined,
-    accountIndex: undefined,
-    accountStated: false,
+    account:
+      settings.account && options.accounts
+        ? new CsvAccountCheck(settings.account, options.accounts, file, settings.records?.typeColumn ?? 0)
+        : undefined,
   };
 
   // A gzipped report is decompressed as it is read (openReportFile).
@@ -217,15 +215,17 @@ function addRecord(
   fast: boolean,
   terminated: boolean,
 ): void {
+  // One empty cell: nothing written on the line (spaces too, on the fast path, as csv-parse trims them).
+  const blank = cells.length === 1 && (fast ? cells[0]!.trim() : cells[0]) === '';
   if (!terminated && state.settings.finalLineBreak && state.layout !== undefined) {
-    if (cells.length === 1 && (fast ? cells[0]!.trim() : cells[0]) === '' && raw === '') return;
+    if (blank && raw === '') return;
     items.push(unterminatedRecord(state, cells, line, line + countLineBreaks(raw)));
     return;
   }
   if (state.records) {
     // Blank lines separate nothing in a typed layout either; anything else has a type to check.
-    if (cells.length === 1 && (fast ? cells[0]!.trim() : cells[0]) === '' && /^[\r\n]*$/.test(raw)) return;
-    checkRecordAccount(state, cells, line);
+    if (blank && /^[\r\n]*$/.test(raw)) return;
+    state.account?.record(cells, line);
     const action = state.records.take(cells, line);
     if (action.kind === 'skip') return;
     if (action.kind === 'item') {
@@ -239,14 +239,14 @@ function addRecord(
     if (fast) for (let i = 0; i < cells.length; i++) cells[i] = cells[i]!.trim();
     state.layout = readHeader(cells, raw, state.settings, state.file, line);
     state.context = { layout: state.layout, settings: state.settings, timezone: state.timezone };
-    state.accountIndex = accountColumn(state, cells, line);
+    state.account?.header(cells, line);
     return;
   }
   // A line with no characters at all carries no data: exporters end files or separate sections with
   // blank lines, and skipping them loses nothing. Anything else (spaces, `""`, delimiters between
   // empty cells) is something the partner wrote, so it goes through the checks and is rejected if
   // it is not a valid row; it is never silently dropped.
-  if (cells.length === 1 && (fast ? cells[0]!.trim() : cells[0]) === '' && /^[\r\n]*$/.test(raw)) return;
+  if (blank && /^[\r\n]*$/.test(raw)) return;
   if (fast) {
     // Fast-path cells are unquoted, and csv-parse trims unquoted values: only the mapped ones are read.
     for (const column of state.layout.columns) {
@@ -254,62 +254,8 @@ function addRecord(
       if (value !== undefined) cells[column.index] = value.trim();
     }
   }
-  if (state.accountIndex !== undefined) {
-    checkAccount(state, cells[state.accountIndex] ?? '', line, state.settings.account!.column!);
-  }
-  if (state.accounts !== undefined && state.settings.account?.record !== undefined && !state.accountStated)
-    unstatedAccount(state, line);
+  state.account?.row(cells, line);
   items.push(toItem(cells, line, state.context!));
-}
-
-/** Where the account column is in a header just read (a column account that is checked), else undefined. */
-function accountColumn(state: ReadState, header: string[], line: number): number | undefined {
-  const column = state.settings.account?.column;
-  if (state.accounts === undefined || column === undefined) return undefined;
-  const index = header.findIndex((name) => name.trim() === column);
-  if (index === -1) {
-    throw new ReportFormatError(
-      `${state.file}: line ${line}: no "${column}" column, which states the report's merchant account`,
-      { file: state.file, line, field: column },
-    );
-  }
-  return index;
-}
-
-/** In a records layout: the record that states the account, checked as it comes. */
-function checkRecordAccount(state: ReadState, cells: string[], line: number): void {
-  const account = state.settings.account;
-  if (state.accounts === undefined || account?.record === undefined) return;
-  const type = (cells[state.settings.records!.typeColumn ?? 0] ?? '').trim();
-  if (type !== account.record) return;
-  checkAccount(state, cells[account.position!] ?? '', line, `${account.record} position ${account.position}`);
-  state.accountStated = true;
-}
-
-/**
- * A row before any record stating the account: a file without its `SH` (cut, hand-edited, another account's
- * export with the section header dropped) says nothing about whose rows these are, and a checked account
- * would otherwise be passed by not stating one. It fails the run like another account's report.
- */
-function unstatedAccount(state: ReadState, line: number): never {
-  const { record, position } = state.settings.account!;
-  throw new ReportFormatError(
-    `${state.file}: line ${line}: a row before any ${record} record stating the merchant account (position ${position}): whose report this is cannot be checked, and nothing of it is applied`,
-    { file: state.file, line, field: `${record} position ${position}` },
-  );
-}
-
-/**
- * A report of another merchant account fails the run: one order number in common with ours makes it look
- * plausible, and a report that proves absence would prove every other stuck intent not executed.
- */
-function checkAccount(state: ReadState, cell: string, line: number, field: string): void {
-  const value = cell.trim();
-  if (state.accounts!.includes(value)) return;
-  throw new ReportFormatError(
-    `${state.file}: line ${line}: ${field} is ${JSON.stringify(value.slice(0, 60))}, not the merchant account this reconciler reads (${state.accounts!.join(', ')}): the report is another account's, and nothing of it is applied`,
-    { file: state.file, line, field },
-  );
 }
 
 /**
