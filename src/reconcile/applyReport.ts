@@ -5,7 +5,7 @@ import type { Coverage } from './coverage.js';
 import { flagDiscrepancies } from './flagDiscrepancies.js';
 import { raiseFlags } from './raiseFlags.js';
 import type { ReconcilerDiscrepancyKind } from './reconciliationResult.js';
-import { stuckOutOfShape } from './referenceShape.js';
+import { outOfShapeWarning } from './referenceShape.js';
 import { type Resolution, resolveStuckIntents } from './resolveStuckIntents.js';
 import type { RunSettings } from './runSettings.js';
 import { findKnownRecords, storePartnerRecords } from './storePartnerRecords.js';
@@ -16,8 +16,8 @@ export interface ApplyOutcome {
   /** `not_executed` intents corrected to `completed`: the report shows their execution (correctLateExecutions). */
   corrected: number;
   discrepancies: Record<ReconcilerDiscrepancyKind, number>;
-  /** Stuck intents whose matched value is outside `match.shape`: never proven absent (referenceShape.ts). */
-  stuckOutOfShape: number;
+  /** About stuck intents whose matched value is outside `match.shape` (referenceShape.ts), or null. */
+  shapeWarning: string | null;
 }
 
 /**
@@ -64,10 +64,10 @@ export async function applyReport(
     clockSkewMs: settings.clockSkewMs,
   });
   const { match } = settings;
-  const outOfShape =
+  const shapeWarning =
     match.by !== 'amount' && match.shape !== undefined && !input.lookup
-      ? await stuckOutOfShape(db, { by: match.by, shape: match.shape })
-      : 0;
+      ? await outOfShapeWarning(db, { by: match.by, shape: match.shape })
+      : null;
   // Before the evidence is collected: a corrected intent's rows are then its evidence, as a completed one's.
   const corrected = await correctLateExecutions(db, {
     partner,
@@ -93,5 +93,5 @@ export async function applyReport(
   checkpoint();
   await flagDiscrepancies(db, { ...common, source: input.source });
   const discrepancies = await raiseFlags(db, { partner, runId, actor });
-  return { matched: input.matched, resolved, corrected, discrepancies, stuckOutOfShape: outOfShape };
+  return { matched: input.matched, resolved, corrected, discrepancies, shapeWarning };
 }

@@ -18,19 +18,26 @@ export function shapeProblem(shape: unknown): string | undefined {
 }
 
 /**
- * How many of this run's stuck intents have a matched value outside `shape` (`rec_intents`, collectCandidates):
- * the partner can never list them as they are written, so none of them is proven absent (collectCandidates
- * leaves them out); the run's warnings say how many, so the caller can fix what it records.
+ * The run's warning about its stuck intents whose matched value is outside `shape` (`rec_intents`,
+ * collectCandidates), or null when there are none: the partner can never list them as they are written, so
+ * none of them is proven absent (collectCandidates leaves them out), and the caller should fix what it
+ * records.
  */
-export async function stuckOutOfShape(
+export async function outOfShapeWarning(
   db: Queryable,
   match: { by: 'reference' | 'partnerReference'; shape: string },
-): Promise<number> {
+): Promise<string | null> {
   const column = match.by === 'reference' ? 'reference' : 'partner_reference';
   const result = await db.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM rec_intents
       WHERE role = 'stuck' AND ${column} IS NOT NULL AND ${column} !~ $1`,
     [match.shape],
   );
-  return result.rows[0].n;
+  const count = result.rows[0].n;
+  if (count === 0) return null;
+  const field = match.by === 'reference' ? 'reference' : 'partner reference';
+  return (
+    `${count} stuck intents have a ${field} this partner never reports in that form ` +
+    `(match.shape ${match.shape}): none of them can be proven absent; record the value as the partner writes it`
+  );
 }

@@ -291,14 +291,9 @@ export async function runOnce(
       rowsRejected: staged.rowsRejected + others.shielding,
       checkpoint,
     });
-    if (outcome.stuckOutOfShape > 0 && settings.match.by !== 'amount') {
-      const field = settings.match.by === 'reference' ? 'reference' : 'partner reference';
-      const shapeWarning =
-        `${outcome.stuckOutOfShape} stuck intents have a ${field} this partner never reports in that form ` +
-        `(match.shape ${settings.match.shape}): none of them can be proven absent; record the value as the ` +
-        'partner writes it';
-      report.warnings.push(shapeWarning);
-      log.warn({ runId, stuckOutOfShape: outcome.stuckOutOfShape }, shapeWarning);
+    if (outcome.shapeWarning) {
+      report.warnings.push(outcome.shapeWarning);
+      log.warn({ runId }, outcome.shapeWarning);
     }
     const unreversed = await recordOtherRows(client, {
       partner: settings.partner,
