@@ -5,6 +5,7 @@
  * each with its person and note. The thresholds are the ledger's (approvalThresholds.ts, migration 0016), and a
  * trigger refuses the change to anyone who skips the proposal; the review site may ask for a lower one.
  */
+import Decimal from 'decimal.js';
 import type { PoolClient } from 'pg';
 import type { Queryable } from '../database/queryable.js';
 import type { DiscrepancyStatus } from '../shared/status.js';
@@ -89,7 +90,7 @@ export async function propose(
         'TRANSITION_NOT_ALLOWED',
         `discrepancy ${id} is ${status}: it cannot be ${action}d`,
       );
-    if (input.seen && !(await sameMoney(client, input.seen, locked)))
+    if (input.seen && !sameMoney(input.seen, locked))
       throw new ApprovalError(
         'PROPOSAL_STALE',
         `discrepancy ${id} now has ${moneyText(locked.amount_at_risk, locked.currency)} at risk, not the ` +
@@ -237,13 +238,11 @@ async function lockDiscrepancy(client: PoolClient, id: string): Promise<LockedDi
 }
 
 /** Whether `seen` is the locked row's amount (compared as numeric: 150 is 150.00) and currency. */
-async function sameMoney(client: PoolClient, seen: SeenMoney, row: LockedDiscrepancy): Promise<boolean> {
+function sameMoney(seen: SeenMoney, row: LockedDiscrepancy): boolean {
   if ((seen.currency ?? null) !== row.currency) return false;
-  const result = await client.query<{ same: boolean }>(
-    'SELECT $1::numeric IS NOT DISTINCT FROM $2::numeric AS same',
-    [seen.amountAtRisk, row.amount_at_risk],
-  );
-  return result.rows[0].same;
+  if (seen.amountAtRisk === null || row.amount_at_risk === null)
+    return seen.amountAtRisk === row.amount_at_risk;
+  return new Decimal(seen.amountAtRisk).equals(row.amount_at_risk);
 }
 
 function moneyText(amount: string | null, currency: string | null): string {
