@@ -1,10 +1,10 @@
 import type { Queryable } from '../database/queryable.js';
+import type { DiscrepancyKind } from '../shared/status.js';
 import { collectCandidates, collectNewEvidence, collectStoredEvidence } from './collectCandidates.js';
 import { correctLateExecutions } from './correctLateExecutions.js';
 import type { Coverage } from './coverage.js';
 import { flagDiscrepancies } from './flagDiscrepancies.js';
 import { raiseFlags } from './raiseFlags.js';
-import type { ReconcilerDiscrepancyKind } from './reconciliationResult.js';
 import { outOfShapeWarning } from './referenceShape.js';
 import { type Resolution, resolveStuckIntents } from './resolveStuckIntents.js';
 import type { RunSettings } from './runSettings.js';
@@ -15,7 +15,7 @@ export interface ApplyOutcome {
   resolved: Resolution;
   /** `not_executed` intents corrected to `completed`: the report shows their execution (correctLateExecutions). */
   corrected: number;
-  discrepancies: Record<ReconcilerDiscrepancyKind, number>;
+  discrepancies: Record<DiscrepancyKind, number>;
   /** About stuck intents whose matched value is outside `match.shape` (referenceShape.ts), or null. */
   shapeWarning: string | null;
 }

@@ -1,5 +1,6 @@
 import type { Queryable } from '../database/queryable.js';
-import { type ReconcilerDiscrepancyKind, zeroDiscrepancies } from './reconciliationResult.js';
+import type { DiscrepancyKind } from '../shared/status.js';
+import { zeroDiscrepancies } from './reconciliationResult.js';
 
 /**
  * Raises every flag in `rec_flags` as a discrepancy of run `runId`, with its first history entry (`open`,
@@ -10,9 +11,9 @@ import { type ReconcilerDiscrepancyKind, zeroDiscrepancies } from './reconciliat
 export async function raiseFlags(
   db: Queryable,
   input: { partner: string; runId: string; actor: string },
-): Promise<Record<ReconcilerDiscrepancyKind, number>> {
+): Promise<Record<DiscrepancyKind, number>> {
   await followDuplicates(db, input.actor);
-  const result = await db.query<{ kind: ReconcilerDiscrepancyKind; n: number }>(
+  const result = await db.query<{ kind: DiscrepancyKind; n: number }>(
     `WITH raised AS (
        INSERT INTO discrepancies (kind, partner, intent_id, attempt, run_id, reference, partner_reference,
                                   amount_at_risk, currency, summary, details, dedupe_key, partner_record_ids)

@@ -1,24 +1,6 @@
 import type { RejectedRow } from '../reports/partnerRow.js';
 import type { RowKind } from '../reports/rowKind.js';
-import type { DiscrepancyKind } from '../shared/status.js';
-
-/**
- * The discrepancy kinds a reconciliation run can raise: every kind. `late_completion` is mostly the
- * ledger's (a caller's late success), and a run raises it when a report shows the execution of an intent
- * settled `not_executed` (correctLateExecutions.ts).
- */
-export type ReconcilerDiscrepancyKind = DiscrepancyKind;
-
-const RECONCILER_DISCREPANCY_KINDS: readonly ReconcilerDiscrepancyKind[] = [
-  'duplicate_execution',
-  'amount_mismatch',
-  'currency_mismatch',
-  'missing_at_partner',
-  'orphan_partner_record',
-  'unresolved',
-  'late_completion',
-  'ambiguous_match',
-];
+import { DISCREPANCY_KINDS, type DiscrepancyKind } from '../shared/status.js';
 
 /** The report `rejected` list keeps this many rows; `rowsRejected` always counts them all. */
 export const MAX_REPORTED_REJECTIONS = 10_000;
@@ -63,7 +45,7 @@ export interface ReconciliationResult {
    */
   corrected: number;
   /** Discrepancies this run raised for the first time, by kind (re-raising a known problem counts 0). */
-  discrepancies: Record<ReconcilerDiscrepancyKind, number>;
+  discrepancies: Record<DiscrepancyKind, number>;
   /**
    * The period the report declares it is complete for (capped at the run's start); null when it declares
    * none. Absence is proven only inside it, and only when `warnings` says nothing against it.
@@ -83,11 +65,13 @@ export interface ReconciliationResult {
 /** @deprecated The old name of {@link ReconciliationResult} (a run's result, not the partner's report). */
 export type RunReport = ReconciliationResult;
 
-export function zeroDiscrepancies(): Record<ReconcilerDiscrepancyKind, number> {
-  return Object.fromEntries(RECONCILER_DISCREPANCY_KINDS.map((kind) => [kind, 0])) as Record<
-    ReconcilerDiscrepancyKind,
-    number
-  >;
+/**
+ * A run's new discrepancies by kind, every kind at 0: a run can raise each of them (`late_completion` is
+ * mostly the ledger's, and a run's when a report shows the execution of an intent settled `not_executed`,
+ * correctLateExecutions.ts).
+ */
+export function zeroDiscrepancies(): Record<DiscrepancyKind, number> {
+  return Object.fromEntries(DISCREPANCY_KINDS.map((kind) => [kind, 0])) as Record<DiscrepancyKind, number>;
 }
 
 export function zeroRowsByKind(): Record<RowKind, number> {
