@@ -1,7 +1,6 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { reconcile } from '../../src/reconcile/reconcile.js';
+import { listenOnLoopback } from '../support/loopbackServer.js';
 import {
   dbNow,
   fakePartnerReconciler,
@@ -26,7 +25,7 @@ async function startClampingPartner(
   executions: { id: string; reference: string; executedAt: Date }[],
 ): Promise<{ url: string; pagesAsked: number[]; close(): Promise<void> }> {
   const pagesAsked: number[] = [];
-  const server: Server = createServer((request, response) => {
+  const server = await listenOnLoopback((request, response) => {
     const url = new URL(request.url ?? '/', 'http://127.0.0.1');
     const page = Number(url.searchParams.get('page'));
     pagesAsked.push(page);
@@ -41,16 +40,7 @@ async function startClampingPartner(
     response.writeHead(200, { 'content-type': 'application/json' });
     response.end(JSON.stringify({ data, page, size, total: executions.length }));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    pagesAsked,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  return { ...server, pagesAsked };
 }
 
 describe('reconcile: a numbered-page listing whose partner clamps the page size', () => {

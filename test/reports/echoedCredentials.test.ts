@@ -1,29 +1,20 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { inspect } from 'node:util';
 import { expect } from 'chai';
 import type { ApiSourceConfig } from '../../src/reports/apiSourceConfig.js';
 import { PartnerApiError } from '../../src/reports/errors/PartnerApiError.js';
 import { readApiReport } from '../../src/reports/readApiReport.js';
+import { type LoopbackServer, listenOnLoopback } from '../support/loopbackServer.js';
 
 const USER = 'recon-bot';
 /** 32 characters, the length of a Twilio auth token. */
 const PASSWORD = 'pw5b1e0c9d8a7f6e5d4c3b2a19f8e7d6';
 
 /** A partner that answers every request with `answer(request)`. */
-async function startEchoing(
+function startEchoing(
   answer: (request: IncomingMessage, response: ServerResponse) => void,
-): Promise<{ url: string; close(): Promise<void> }> {
-  const server = createServer(answer);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+): Promise<LoopbackServer> {
+  return listenOnLoopback(answer);
 }
 
 function source(baseUrl: string, extra: Partial<ApiSourceConfig> = {}): ApiSourceConfig {

@@ -1,5 +1,3 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import globex from '../../reconcilers/globex-sms.js';
 import type { ReconcilerApiSource } from '../../src/reconcile/reconcilerConfig.js';
@@ -8,6 +6,7 @@ import type { ApiSourceConfig } from '../../src/reports/apiSourceConfig.js';
 import { PartnerApiError } from '../../src/reports/errors/PartnerApiError.js';
 import type { ReportItem } from '../../src/reports/partnerRow.js';
 import { readApiReport } from '../../src/reports/readApiReport.js';
+import { listenOnLoopback } from '../support/loopbackServer.js';
 
 const item = (n: number) => ({ id: `it-${n}`, reference: `order-${n}`, executed_at: '2026-11-30T10:00:00Z' });
 
@@ -16,22 +15,13 @@ async function servePages(
   pages: { data: unknown[]; total?: unknown }[],
 ): Promise<{ url: string; asked: number[]; close(): Promise<void> }> {
   const asked: number[] = [];
-  const server = createServer((request, response) => {
+  const server = await listenOnLoopback((request, response) => {
     const page = Number(new URL(request.url ?? '/', 'http://x').searchParams.get('page'));
     asked.push(page);
     response.writeHead(200, { 'content-type': 'application/json' });
     response.end(JSON.stringify(pages[page - 1] ?? { data: [], total: pages[0]?.total }));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    asked,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  return { ...server, asked };
 }
 
 function source(url: string, total: string | undefined): ApiSourceConfig {

@@ -1,24 +1,15 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { inspect } from 'node:util';
 import { expect } from 'chai';
 import type { ApiSourceConfig } from '../../src/reports/apiSourceConfig.js';
 import { PartnerApiError } from '../../src/reports/errors/PartnerApiError.js';
 import { readApiReport } from '../../src/reports/readApiReport.js';
+import { type LoopbackServer, listenOnLoopback } from '../support/loopbackServer.js';
 
-async function startAnswering(
+function startAnswering(
   answer: (request: IncomingMessage, response: ServerResponse) => void,
-): Promise<{ url: string; close(): Promise<void> }> {
-  const server = createServer(answer);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+): Promise<LoopbackServer> {
+  return listenOnLoopback(answer);
 }
 
 function source(baseUrl: string, extra: Partial<ApiSourceConfig> = {}): ApiSourceConfig {
