@@ -36,13 +36,7 @@ export async function flagDiscrepancies(
     lookup: boolean;
   },
 ): Promise<void> {
-  await db.query(
-    `CREATE TEMP TABLE rec_flags (
-       kind text NOT NULL, intent_id bigint, attempt integer, reference text, partner_reference text,
-       amount_at_risk numeric, currency text, summary text NOT NULL, details jsonb NOT NULL,
-       dedupe_key text NOT NULL, partner_record_ids bigint[] NOT NULL
-     ) ON COMMIT DROP`,
-  );
+  await createFlagsTable(db);
   await flagDuplicates(db);
   await flagMismatches(db);
   await flagCorrections(db);
@@ -51,6 +45,17 @@ export async function flagDiscrepancies(
   if (!input.lookup) await flagOrphans(db, input);
   await flagAmbiguous(db, input);
   await flagUnresolved(db, input.stuckAfterMs);
+}
+
+/** `rec_flags`, empty: what raiseFlags raises. */
+async function createFlagsTable(db: Queryable): Promise<void> {
+  await db.query(
+    `CREATE TEMP TABLE rec_flags (
+       kind text NOT NULL, intent_id bigint, attempt integer, reference text, partner_reference text,
+       amount_at_risk numeric, currency text, summary text NOT NULL, details jsonb NOT NULL,
+       dedupe_key text NOT NULL, partner_record_ids bigint[] NOT NULL
+     ) ON COMMIT DROP`,
+  );
 }
 
 /**
@@ -378,5 +383,39 @@ async function flagUnresolved(db: Queryable, stuckAfterMs: number): Promise<void
       WHERE c.role = 'stuck' AND c.past_deadline AND NOT c.absence_proves
         AND NOT EXISTS (SELECT 1 FROM rec_evidence e WHERE e.intent_id = c.intent_id)`,
     [stuckAfterMs],
+  );
+}
+
+/**
+ * The `unresolved` flags of a run without a report (a file source whose glob matched no file; see
+ * applyNoReport), into a new `rec_flags`: the partner's intents stuck past its deadline with no execution on
+ * record, as {@link flagUnresolved} raises them in a run with a report, under the same dedupe key, so that
+ * neither kind of run raises one twice. With no report there are no candidates, coverage or evidence tables:
+ * the intents and their stored executions are read directly. The summary says that no report arrived
+ * (`why`, such as "no file matches reports/acme-pay/*.csv"), never that one was read.
+ */
+export async function flagUnresolvedWithoutReport(
+  db: Queryable,
+  input: { partner: string; stuckAfterMs: number; deadlineMs: number; why: string },
+): Promise<void> {
+  await createFlagsTable(db);
+  await db.query(
+    `INSERT INTO rec_flags
+     SELECT 'unresolved', c.intent_id, c.attempt, c.reference, c.partner_reference, c.amount, c.currency,
+            'Nobody can tell whether the partner executed ' || ${INTENT_NAME} || ' for ' ||
+              ${money('c.amount', 'c.currency')} || ': it has been ' || c.status || ' since attempt ' || c.attempt ||
+              ' started at ' || ${isoUtc('c.started_at')} || ', past the partner''s deadline, and no report arrived (' ||
+              $4 || ').',
+            jsonb_build_object('intent', ${INTENT_JSON}, 'createdAt', ${isoUtc('c.created_at')}),
+            'unresolved:' || c.intent_id || ':' || c.attempt,
+            '{}'::bigint[]
+       FROM (SELECT i.id AS intent_id, i.attempt, i.status, i.reference, i.partner_reference, i.amount,
+                    i.currency, i.created_at, i.attempt_started_at AS started_at
+               FROM intents i
+              WHERE i.partner = $1 AND ${stuckCondition('i', '$2')}
+                AND i.created_at < now() - $3 * interval '1 millisecond') c
+      WHERE NOT EXISTS (SELECT 1 FROM partner_records pr
+                         WHERE pr.intent_id = c.intent_id AND pr.kind = 'execution')`,
+    [input.partner, input.stuckAfterMs, input.deadlineMs, input.why],
   );
 }

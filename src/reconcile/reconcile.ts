@@ -8,7 +8,6 @@ import { DEFAULT_RUN_HEARTBEAT_MS, defaultAbandonAfterMs } from './runHeartbeat.
 import { type RunContext, type RunTarget, runOnce } from './runOnce.js';
 import type { RunProgressListener } from './runProgress.js';
 import { resolveRunSettings } from './runSettings.js';
-import { abandonStaleRuns } from './sql/abandonStaleRuns.js';
 
 export type { ReconciliationResult, RunReport } from './reconciliationResult.js';
 export type { RunProgress } from './runProgress.js';
@@ -17,7 +16,10 @@ export interface ReconcileOptions {
   /** The ledger's database. */
   pool: Pool;
   reconciler: ReconcilerConfig;
-  /** A CSV file to reconcile instead of the source's `path` (which may be a glob). */
+  /**
+   * A report file to reconcile instead of the source's `path` (which may be a glob). One that does not exist
+   * is a failed run, never a run without a report.
+   */
   file?: string;
   /** Decide everything, report it, change nothing (the run is recorded as `dry_run`). */
   dryRun?: boolean;
@@ -62,9 +64,11 @@ export interface ReconcileOptions {
 
 /**
  * Reconciles one partner: every file its CSV source names (each its own run, in natural name order, batch_9 before batch_10; `file`
- * overrides the glob), or one read of its API. Returns one report per run; none when a glob matches no
- * file. Runs after an aborted one are not started. Throws only for a configuration that cannot work (bad
- * durations, a `file` for an API source) or a database that cannot record runs.
+ * overrides the glob), or one read of its API. Returns one report per run. A glob that matches no file is
+ * one run without a report (`noReport`): it raises `unresolved` for the intents stuck past the partner's
+ * deadline, and settles nothing (a `file` that does not exist is a failed run, as before). Runs after an
+ * aborted one are not started. Throws only for a configuration that cannot work (bad durations, a `file`
+ * for an API source) or a database that cannot record runs.
  */
 export async function reconcile(options: ReconcileOptions): Promise<ReconciliationResult[]> {
   const settings = resolveRunSettings(options.reconciler);
@@ -96,9 +100,14 @@ export async function reconcile(options: ReconcileOptions): Promise<Reconciliati
 
   let targets: RunTarget[];
   if (settings.source.type === 'csv' || settings.source.type === 'fixedWidth') {
-    const files =
-      options.file !== undefined ? [options.file] : await expandReportFiles(settings.source.config.path);
-    targets = files.map((file) => ({ type: 'file', file }));
+    const path = settings.source.config.path;
+    const files = options.file !== undefined ? [options.file] : await expandReportFiles(path);
+    // No file is no report, and still a run: intents past their deadline must reach a person all the same,
+    // and the run is elected by its slot, recorded and locked like any other (runOnce, applyNoReport).
+    targets =
+      files.length > 0
+        ? files.map((file) => ({ type: 'file', file }))
+        : [{ type: 'none', why: `no file matches ${path}` }];
   } else {
     if (options.file !== undefined) {
       throw new TypeError(
@@ -107,9 +116,6 @@ export async function reconcile(options: ReconcileOptions): Promise<Reconciliati
     }
     targets = [{ type: 'api' }];
   }
-
-  // Each run starts by closing its partner's abandoned runs; a tick with no file to read still does.
-  if (targets.length === 0) await abandonStaleRuns(options.pool, settings.partner, abandonAfterMs);
 
   const reports: ReconciliationResult[] = [];
   for (const [index, target] of targets.entries()) {

@@ -7,13 +7,25 @@ export const MAX_REPORTED_REJECTIONS = 10_000;
 /** The run row's `rejected` column keeps this many rows. */
 export const MAX_RECORDED_REJECTIONS = 1_000;
 
-/** What one reconciliation run did (or, for a dry run, would do). One per report file; one per API read. */
+/**
+ * What one reconciliation run did (or, for a dry run, would do). One per report file; one per API read; one
+ * for a file source whose glob matched no file (`noReport`).
+ */
 export interface ReconciliationResult {
   /** `reconciliation_runs.id`; null only for a skipped scheduled run (another worker has the slot). */
   runId: string | null;
   partner: string;
-  /** The file path, or the API address that was read. */
+  /**
+   * The file path, or the API address that was read; without a report, what was looked for (`no report (no
+   * file matches reports/acme-pay/*.csv)`).
+   */
   source: string;
+  /**
+   * True when the source yielded no report (a glob that matched no file): the run read, settled and proved
+   * nothing, and only raised `unresolved` for the intents stuck past the partner's deadline
+   * (`discrepancies.unresolved` counts the new ones; `warnings` says so in words).
+   */
+  noReport: boolean;
   /** sha256 (hex) of the file's bytes, or of the canonical rows of an API read; null when not read. */
   checksum: string | null;
   /**
@@ -84,6 +96,7 @@ export function emptyResult(partner: string, source: string): ReconciliationResu
     runId: null,
     partner,
     source,
+    noReport: false,
     checksum: null,
     status: 'failed',
     rowsRead: 0,

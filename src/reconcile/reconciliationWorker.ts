@@ -154,6 +154,7 @@ export class ReconciliationWorker {
           partner,
           runId: report.runId,
           status: report.status,
+          noReport: report.noReport,
           rowsRead: report.rowsRead,
           rowsRejected: report.rowsRejected,
           resolved: report.resolved,
@@ -161,6 +162,13 @@ export class ReconciliationWorker {
         };
         if (report.status === 'failed')
           log.error({ ...entry, error: report.error }, 'reconciliation run failed');
+        // A partner that stopped sending files is an operator's business before it is finance's: said loudly,
+        // with what was looked for (a path, never anybody's data) and the unresolved it raised.
+        else if (report.noReport)
+          log.warn(
+            { ...entry, source: report.source, unresolved: report.discrepancies.unresolved },
+            'reconciliation run without a report: no file matched, only unresolved were raised',
+          );
         else log.info(entry, 'reconciliation run finished');
       }
     } catch (error) {

@@ -5,6 +5,7 @@ import { capText } from '../shared/capText.js';
 import type { Logger } from '../shared/logger.js';
 import { withoutCredentials } from '../shared/withoutCredentials.js';
 import { decideAbsenceProof } from './absenceProof.js';
+import { applyNoReport } from './applyNoReport.js';
 import { applyReport } from './applyReport.js';
 import { fileChecksum, RowChecksum } from './checksum.js';
 import { type CoverageDecision, declaredCoverage } from './coverage.js';
@@ -59,9 +60,10 @@ export interface RunContext {
 
 /**
  * One report to reconcile: a file (a CSV or a fixed-width file, per the source), or the partner's API
- * (listing or lookups, per the settings).
+ * (listing or lookups, per the settings); or none, when a file source's glob matched no file (`why` says
+ * so in words: "no file matches reports/acme-pay/*.csv"), and the run only raises `unresolved` (applyNoReport.ts).
  */
-export type RunTarget = { type: 'file'; file: string } | { type: 'api' };
+export type RunTarget = { type: 'file'; file: string } | { type: 'api' } | { type: 'none'; why: string };
 
 /**
  * One run, start to finish. The stages, each in its own file; docs/DESIGN.md ("Reconciliation, stage by
@@ -80,6 +82,9 @@ export type RunTarget = { type: 'file'; file: string } | { type: 'api' };
  *  7. the run row closed with its outcome inside the transaction, then COMMIT; or ROLLBACK for a dry run, a
  *     failure or an abort (the row is then closed after it): a run applies all of itself or nothing.
  *
+ * A run without a report (target `none`) has stages 0 and 7 as any other, and in between only
+ * applyNoReport.ts: the lock, then `unresolved` for the intents stuck past their deadline.
+ *
  * Report problems (ReportFormatError, PartnerApiError, too many rejected rows, abort) end as a `failed`
  * run with the reason in `error`; only a database that cannot record the run at all throws.
  */
@@ -92,6 +97,7 @@ export async function runOnce(
   const { settings, pool, signal } = context;
   const source = describeTarget(context, target);
   const report = emptyResult(settings.partner, source);
+  report.noReport = target.type === 'none';
   const log = context.logger.child({ partner: settings.partner, source });
 
   const abandoned = await abandonStaleRuns(pool, settings.partner, context.abandonAfterMs);
@@ -163,150 +169,159 @@ export async function runOnce(
     await client.query('BEGIN');
     // Sorts and hashes over a whole report stay in memory instead of spilling; for this transaction only.
     await client.query(`SET LOCAL work_mem = '${RUN_WORK_MEM}'`);
-    await createStagingTable(client);
+    if (target.type === 'none') {
+      // No report to read: only the stuck intents past their deadline are told to a person (applyNoReport).
+      const warning = `no report found: ${target.why}; nothing was read, settled or proven absent, only intents stuck past the partner's deadline are raised unresolved`;
+      report.warnings.push(warning);
+      log.warn({ runId }, warning);
+      reportProgress(context.onProgress, { phase: 'deciding', runId, source, rowsRead: 0 });
+      report.discrepancies = await applyNoReport(client, { settings, runId, why: target.why, checkpoint });
+    } else {
+      await createStagingTable(client);
 
-    const rowChecksum = target.type === 'api' ? new RowChecksum() : undefined;
-    const { items, lookup, window } = await openReportSource(client, {
-      settings,
-      target,
-      env: context.env,
-      logger: log,
-      signal,
-    });
-
-    // Decided before a row is read, from what the report's delivery says (invariant 9): lookups have none
-    // (each looked-up intent is covered from its attempt's start), listings the window they asked for. A
-    // coverage the report declares in its own contents is known only once it has been read (below).
-    const file = target.type === 'file' ? target.file : undefined;
-    const fromReport = !lookup && settings.coverage?.type === 'report';
-    let declared: CoverageDecision =
-      lookup || fromReport
-        ? { coverage: null, warning: null }
-        : await declaredCoverage(client, { settings, file, window });
-    if (declared.warning) {
-      report.warnings.push(declared.warning);
-      log.warn({ runId }, declared.warning);
-    }
-
-    const staged = await stageReport(
-      client,
-      items,
-      {
+      const rowChecksum = target.type === 'api' ? new RowChecksum() : undefined;
+      const { items, lookup, window } = await openReportSource(client, {
+        settings,
+        target,
+        env: context.env,
+        logger: log,
         signal,
-        onRow: rowChecksum && ((row) => rowChecksum.add(row)),
-        onBatch: (rowsRead) => {
-          log.debug({ runId, rowsRead }, 'report batch staged');
-          reportProgress(context.onProgress, { phase: 'reading', runId, source, rowsRead });
-        },
-      },
-      progress,
-    );
-    if (rowChecksum) report.checksum = rowChecksum.digest();
-    if (fromReport) {
-      // The transaction's now() is its start, so the cap is the same as if this were decided before reading.
-      declared = await declaredCoverage(client, { settings, file, reported: staged.reported });
+      });
+
+      // Decided before a row is read, from what the report's delivery says (invariant 9): lookups have none
+      // (each looked-up intent is covered from its attempt's start), listings the window they asked for. A
+      // coverage the report declares in its own contents is known only once it has been read (below).
+      const file = target.type === 'file' ? target.file : undefined;
+      const fromReport = !lookup && settings.coverage?.type === 'report';
+      let declared: CoverageDecision =
+        lookup || fromReport
+          ? { coverage: null, warning: null }
+          : await declaredCoverage(client, { settings, file, window });
       if (declared.warning) {
         report.warnings.push(declared.warning);
         log.warn({ runId }, declared.warning);
       }
-    }
-    // From here on only executions are staged (separateRowKinds says what becomes of the other rows).
-    const others = await separateRowKinds(client, {
-      partner: settings.partner,
-      rowsStaged: staged.extent.rows,
-      match: settings.match,
-    });
-    staged.extent.rows -= others.moved;
-    report.rowsByKind = others.byKind;
-    if (declared.coverage) {
-      await rejectOutsideCoverage(client, { coverage: declared.coverage, settings, staged });
-      // A report without a single accepted row in its period says nothing about anybody, whatever it declares.
-      if (staged.extent.rows === 0) {
-        declared = {
-          coverage: null,
-          warning: 'the report has no accepted row in the period it declares: no intent is proven absent',
-        };
-        report.warnings.push(declared.warning as string);
-        log.warn({ runId }, declared.warning as string);
-      }
-    }
-    timings.readMs = Math.round(performance.now() - phaseStart);
-    phaseStart = performance.now();
-    if (staged.rowsRead > 0 && staged.rowsRejected / staged.rowsRead > settings.maxRejectedRatio) {
-      throw new TooManyRejectedRowsError(staged.rowsRejected, staged.rowsRead, settings.maxRejectedRatio);
-    }
-    reportProgress(context.onProgress, { phase: 'deciding', runId, source, rowsRead: staged.rowsRead });
-    checkpoint();
 
-    const matching = await prepareReport(client, {
-      partner: settings.partner,
-      match: settings.match,
-      clockSkewMs: settings.clockSkewMs,
-      checkpoint,
-    });
-    report.coverage = declared.coverage;
-    report.ambiguous = matching.ambiguousRows;
-    checkpoint();
-
-    // Failed tries under amount matching may be anybody's (separateRowKinds): then nothing is proven absent.
-    if (others.warning) {
-      report.warnings.push(others.warning);
-      log.warn({ runId }, others.warning);
-    }
-    const proof = await decideAbsenceProof(client, {
-      settings,
-      coverage: declared.coverage,
-      staged,
-      rowsMatching: matching.matched + matching.ambiguousRows,
-    });
-    if (proof.warning) {
-      report.warnings.push(proof.warning);
-      log.warn(
-        { runId, rowsRejected: staged.rowsRejected, rowsUnidentified: staged.rowsUnidentified },
-        proof.warning,
+      const staged = await stageReport(
+        client,
+        items,
+        {
+          signal,
+          onRow: rowChecksum && ((row) => rowChecksum.add(row)),
+          onBatch: (rowsRead) => {
+            log.debug({ runId, rowsRead }, 'report batch staged');
+            reportProgress(context.onProgress, { phase: 'reading', runId, source, rowsRead });
+          },
+        },
+        progress,
       );
+      if (rowChecksum) report.checksum = rowChecksum.digest();
+      if (fromReport) {
+        // The transaction's now() is its start, so the cap is the same as if this were decided before reading.
+        declared = await declaredCoverage(client, { settings, file, reported: staged.reported });
+        if (declared.warning) {
+          report.warnings.push(declared.warning);
+          log.warn({ runId }, declared.warning);
+        }
+      }
+      // From here on only executions are staged (separateRowKinds says what becomes of the other rows).
+      const others = await separateRowKinds(client, {
+        partner: settings.partner,
+        rowsStaged: staged.extent.rows,
+        match: settings.match,
+      });
+      staged.extent.rows -= others.moved;
+      report.rowsByKind = others.byKind;
+      if (declared.coverage) {
+        await rejectOutsideCoverage(client, { coverage: declared.coverage, settings, staged });
+        // A report without a single accepted row in its period says nothing about anybody, whatever it declares.
+        if (staged.extent.rows === 0) {
+          declared = {
+            coverage: null,
+            warning: 'the report has no accepted row in the period it declares: no intent is proven absent',
+          };
+          report.warnings.push(declared.warning as string);
+          log.warn({ runId }, declared.warning as string);
+        }
+      }
+      timings.readMs = Math.round(performance.now() - phaseStart);
+      phaseStart = performance.now();
+      if (staged.rowsRead > 0 && staged.rowsRejected / staged.rowsRead > settings.maxRejectedRatio) {
+        throw new TooManyRejectedRowsError(staged.rowsRejected, staged.rowsRead, settings.maxRejectedRatio);
+      }
+      reportProgress(context.onProgress, { phase: 'deciding', runId, source, rowsRead: staged.rowsRead });
+      checkpoint();
+
+      const matching = await prepareReport(client, {
+        partner: settings.partner,
+        match: settings.match,
+        clockSkewMs: settings.clockSkewMs,
+        checkpoint,
+      });
+      report.coverage = declared.coverage;
+      report.ambiguous = matching.ambiguousRows;
+      checkpoint();
+
+      // Failed tries under amount matching may be anybody's (separateRowKinds): then nothing is proven absent.
+      if (others.warning) {
+        report.warnings.push(others.warning);
+        log.warn({ runId }, others.warning);
+      }
+      const proof = await decideAbsenceProof(client, {
+        settings,
+        coverage: declared.coverage,
+        staged,
+        rowsMatching: matching.matched + matching.ambiguousRows,
+      });
+      if (proof.warning) {
+        report.warnings.push(proof.warning);
+        log.warn(
+          { runId, rowsRejected: staged.rowsRejected, rowsUnidentified: staged.rowsUnidentified },
+          proof.warning,
+        );
+      }
+      // A report whose account is not checked may be another account's: it completes what it shows (the
+      // account's rows name our references) but proves nothing absent.
+      const account = uncheckedAccount(settings, context.env ?? process.env);
+      if (account) {
+        report.warnings.push(account);
+        log.warn({ runId }, account);
+      }
+      const absenceUnprovable = !proof.possible || others.warning !== null || account !== null;
+      // Overturning a settlement (correctLateExecutions) needs a row that is surely this intent's: matched on
+      // our reference or the partner's (never amount and time alone), in a report of this partner's account
+      // that looks like this partner's.
+      const correctionsTrusted =
+        settings.match.by !== 'amount' && account === null && proof.implausible !== true;
+      const outcome = await applyReport(client, {
+        settings,
+        matched: matching.matched,
+        runId,
+        source,
+        coverage: report.coverage,
+        lookup,
+        absenceUnprovable,
+        correctionsTrusted,
+        rowsRejected: staged.rowsRejected + others.shielding,
+        checkpoint,
+      });
+      if (outcome.shapeWarning) {
+        report.warnings.push(outcome.shapeWarning);
+        log.warn({ runId }, outcome.shapeWarning);
+      }
+      const unreversed = await recordOtherRows(client, {
+        partner: settings.partner,
+        runId,
+        partnerReferenceUnique: !(
+          settings.match.by === 'reference' && settings.match.partnerReferenceUnique === false
+        ),
+      });
+      if (unreversed) report.warnings.push(unreversed);
+      report.matched = outcome.matched;
+      report.resolved = outcome.resolved;
+      report.corrected = outcome.corrected;
+      report.discrepancies = outcome.discrepancies;
     }
-    // A report whose account is not checked may be another account's: it completes what it shows (the
-    // account's rows name our references) but proves nothing absent.
-    const account = uncheckedAccount(settings, context.env ?? process.env);
-    if (account) {
-      report.warnings.push(account);
-      log.warn({ runId }, account);
-    }
-    const absenceUnprovable = !proof.possible || others.warning !== null || account !== null;
-    // Overturning a settlement (correctLateExecutions) needs a row that is surely this intent's: matched on
-    // our reference or the partner's (never amount and time alone), in a report of this partner's account
-    // that looks like this partner's.
-    const correctionsTrusted =
-      settings.match.by !== 'amount' && account === null && proof.implausible !== true;
-    const outcome = await applyReport(client, {
-      settings,
-      matched: matching.matched,
-      runId,
-      source,
-      coverage: report.coverage,
-      lookup,
-      absenceUnprovable,
-      correctionsTrusted,
-      rowsRejected: staged.rowsRejected + others.shielding,
-      checkpoint,
-    });
-    if (outcome.shapeWarning) {
-      report.warnings.push(outcome.shapeWarning);
-      log.warn({ runId }, outcome.shapeWarning);
-    }
-    const unreversed = await recordOtherRows(client, {
-      partner: settings.partner,
-      runId,
-      partnerReferenceUnique: !(
-        settings.match.by === 'reference' && settings.match.partnerReferenceUnique === false
-      ),
-    });
-    if (unreversed) report.warnings.push(unreversed);
-    report.matched = outcome.matched;
-    report.resolved = outcome.resolved;
-    report.corrected = outcome.corrected;
-    report.discrepancies = outcome.discrepancies;
     // The last chance to stop: after COMMIT the run has happened.
     checkpoint();
     if (context.dryRun) {
@@ -395,6 +410,7 @@ export async function runOnce(
 /** The run's `source` (stored, logged, printed, shown): an API's address never carries its credentials. */
 function describeTarget(context: RunContext, target: RunTarget): string {
   if (target.type === 'file') return target.file;
+  if (target.type === 'none') return `no report (${target.why})`;
   const source = context.settings.source;
   if (source.type !== 'api') return source.config.path;
   const base = withoutCredentials(source.config.baseUrl).replace(/\/+$/, '');

@@ -2,7 +2,6 @@ import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { loadReconciler, reconcilersDir } from '../../reconcile/loadReconcilers.js';
 import { type ReconciliationResult, reconcile } from '../../reconcile/reconcile.js';
-import { withoutCredentials } from '../../shared/withoutCredentials.js';
 import { UsageError } from '../errors/UsageError.js';
 import { openCliDatabase } from '../openCliDatabase.js';
 import { createReconcileProgress } from '../reconcileProgress.js';
@@ -44,8 +43,6 @@ export async function reconcileCommand(args: string[]): Promise<number> {
       console.log(JSON.stringify(out.length === 1 ? out[0] : out, null, 2));
     } else {
       for (const report of reports) printReport(report);
-      if (reports.length === 0)
-        console.log(`no report found for ${partner} (source: ${describeSource(config.source)})`);
     }
     return reports.some((report) => report.status === 'failed' || report.status === 'abandoned') ? 1 : 0;
   } finally {
@@ -62,6 +59,7 @@ function toJson(report: ReconciliationResult) {
     runId: report.runId,
     partner: report.partner,
     source: report.source,
+    noReport: report.noReport,
     status: report.status,
     rowsRead: report.rowsRead,
     rowsRejected: report.rowsRejected,
@@ -83,6 +81,14 @@ function printReport(report: ReconciliationResult): void {
     .filter(([, count]) => count > 0)
     .map(([kind, count]) => `${kind} ${count}`);
   console.log(`run ${report.runId} ${report.partner} ${report.status}: ${report.source}`);
+  if (report.noReport) {
+    // Nothing was read or settled: the only news is how many stuck intents a person now has to look at.
+    console.log(
+      `  no report found: nothing read, settled or proven absent; new discrepancies: unresolved ${report.discrepancies.unresolved} (intents stuck past the partner's deadline)`,
+    );
+    if (report.error) console.log(`  error: ${report.error}`);
+    return;
+  }
   console.log(`  rows read ${report.rowsRead}, rejected ${report.rowsRejected}, matched ${report.matched}`);
   const kinds = report.rowsByKind;
   if (kinds.reversal + kinds.failed + kinds.ignored > 0) {
@@ -106,10 +112,6 @@ function printReport(report: ReconciliationResult): void {
   if (report.rejected.length > 20)
     console.log(`  ... and ${report.rejected.length - 20} more rejected rows (use --json)`);
   if (report.error) console.log(`  error: ${report.error}`);
-}
-
-function describeSource(source: { type: string; path?: string; baseUrl?: string }): string {
-  return source.type !== 'api' ? String(source.path) : withoutCredentials(String(source.baseUrl));
 }
 
 function parse(args: string[]) {
