@@ -272,7 +272,7 @@ describe('reconcile: runs, dry runs, failures and races', () => {
     ]);
   });
 
-  it('a glob reconciles each file as its own run, in name order; no match gives no run', async () => {
+  it('a glob reconciles each file as its own run, in name order; no match gives a run without a report', async () => {
     const partner = partnerName('glob');
     const row = (n: string): CsvRow => ({
       nsu: `${partner}-${n}`,
@@ -292,8 +292,11 @@ describe('reconcile: runs, dry runs, failures and races', () => {
     ]);
     expect(new Set(reports.map((r) => r.runId)).size).to.equal(2);
     expect(
-      await reconcile({ pool: fx.sql, reconciler: csvReconciler(partner, join(fx.dir, 'none-*.csv')) }),
-    ).to.deep.equal([]);
+      (await reconcile({ pool: fx.sql, reconciler: csvReconciler(partner, join(fx.dir, 'none-*.csv')) })).map(
+        (r) => [r.source, r.noReport, r.rowsRead, r.status],
+      ),
+      'no match: one run without a report (test/reconcile/noReport.test.ts), nothing read',
+    ).to.deep.equal([[`no report (no file matches ${join(fx.dir, 'none-*.csv')})`, true, 0, 'succeeded']]);
     // `file` overrides the glob.
     const single = await reconcile({
       pool: fx.sql,

@@ -75,6 +75,7 @@ describe('shipped partners through the CLI (--file)', () => {
         'runId',
         'partner',
         'source',
+        'noReport',
         'status',
         'rowsRead',
         'rowsRejected',
@@ -90,6 +91,7 @@ describe('shipped partners through the CLI (--file)', () => {
         'error',
       ]);
       expect(result.warnings).to.have.length.greaterThan(0);
+      expect(result.noReport, 'a --file run read a report').to.equal(false);
       const plain = await runCli(
         [
           'reconcile',
