@@ -30,6 +30,7 @@ import { claimNewIntent as claimIntent } from '../src/ledger/sql/claimIntent.js'
 import { completeAttempt } from '../src/ledger/sql/completeAttempt.js';
 import type { Logger } from '../src/shared/logger.js';
 import type { IntentSpec } from '../src/shared/types.js';
+import { benchMixedDeliveries, type MixedFigures } from './ledgerMixed.js';
 import {
   type BenchServer,
   compareVariants,
@@ -86,6 +87,8 @@ export interface LedgerBenchResult {
   rounds: number;
   concurrency: ConcurrencyFigures[];
   replay: ReplayFigures[];
+  /** New keys and duplicates mixed, per claim order (bench/ledgerMixed.ts). */
+  mixed: MixedFigures[];
   /** The figures the targets are about (concurrency 32). */
   ratio: number;
   p99AddedMs: number;
@@ -249,6 +252,23 @@ export async function benchLedger(
       );
     }
 
+    const mixed = await benchMixedDeliveries(meter, {
+      open: (claimOrder) =>
+        createLedger({
+          databaseUrl: database.url,
+          poolSize,
+          leaseMs: LEASE_MS,
+          owner: OWNER,
+          logger: silentLogger,
+          migrate: false,
+          claimOrder,
+        }),
+      deliver: async (mixedLedger, key) => (await mixedLedger.run(specFor(key), noopPartner(key))).replayed,
+      settledKeys: keys,
+      shares: quick ? [0.5] : [0.25, 0.5, 0.75],
+      timing,
+    });
+
     const explain = await explainHotStatements(ledgerPool, baselinePool, keys[0]);
     const at32 = figures.find((entry) => entry.concurrency === 32)!;
     const replayAt32 = replay.find((entry) => entry.concurrency === 32)!;
@@ -259,6 +279,7 @@ export async function benchLedger(
       rounds: timing.rounds,
       concurrency: figures,
       replay,
+      mixed,
       ratio: at32.ratio,
       p99AddedMs: at32.p99AddedMs,
       targets: {

@@ -132,6 +132,22 @@ function renderLedger(out: string[], ledger: LedgerBenchResult): void {
         `${r.select.p50Ms} / ${r.select.p99Ms} | ${r.ratio} | ${r.cpuRatio ?? 'n/a'} | ${r.p99AddedMs} | ${cost(r.ledger)} | ${cost(r.select)} |`,
     );
   }
+  // Older raw figures (--render) have no mixed deliveries.
+  if (ledger.mixed?.length) {
+    out.push(
+      '',
+      '### Mixed deliveries: new keys and duplicates, per claim order (bench/ledgerMixed.ts, concurrency 32)',
+      '',
+      '| duplicates | adaptive ops/s | insert-first ops/s | read-first ops/s | adaptive ÷ the better | CPU ratio |',
+      '|---:|---:|---:|---:|---:|---:|',
+    );
+    for (const m of ledger.mixed) {
+      out.push(
+        `| ${Math.round(m.duplicateShare * 100)} % | ${count(m.adaptive.opsPerSecond)} | ${count(m.insertFirst.opsPerSecond)} | ` +
+          `${count(m.readFirst.opsPerSecond)} | ${m.adaptiveVsBest} | ${m.adaptiveCpuVsBest ?? 'n/a'} |`,
+      );
+    }
+  }
   out.push('', '### EXPLAIN (ANALYZE, BUFFERS, WAL) of the hot statements', '');
   for (const { name, plan } of ledger.explain) out.push(`${name}:`, '```', plan, '```');
   out.push('');

@@ -159,6 +159,14 @@ function toJson(
         ledger: compact(entry.ledger),
         select: compact(entry.select),
       })),
+      mixed: ledger.mixed.map((entry) => ({
+        duplicateShare: entry.duplicateShare,
+        adaptiveVsBest: entry.adaptiveVsBest,
+        adaptiveCpuVsBest: entry.adaptiveCpuVsBest,
+        adaptive: compact(entry.adaptive),
+        insertFirst: compact(entry.insertFirst),
+        readFirst: compact(entry.readFirst),
+      })),
       scaling: scaling && {
         slotSeconds: scaling.slotSeconds,
         rounds: scaling.rounds,

@@ -8,6 +8,7 @@ export {
   currentApprovalThresholds,
   setApprovalThreshold,
 } from './discrepancies/approvalThresholds.js';
+export type { ClaimOrderMode } from './ledger/claimOrder.js';
 export { type Classification, type Classifier, defaultClassify } from './ledger/classify.js';
 export { createLedger } from './ledger/createLedger.js';
 export type { InboxResult } from './ledger/inbox.js';

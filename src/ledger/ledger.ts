@@ -19,6 +19,7 @@ import type {
   RunResult,
 } from '../shared/types.js';
 import { callWithinLease } from './callWithinLease.js';
+import { ClaimOrder } from './claimOrder.js';
 import type { Classification } from './classify.js';
 import { intentFingerprint } from './fingerprint.js';
 import { type InboxResult, runInInbox } from './inbox.js';
@@ -37,6 +38,7 @@ import {
 import { type CompletedRow, type CompletionInput, completeAttempt } from './sql/completeAttempt.js';
 import { correctNotExecutedIntent } from './sql/correctNotExecutedIntent.js';
 import { getIntentById, getIntentWithAttempts } from './sql/getIntentWithAttempts.js';
+import { readIntentByKey } from './sql/readIntentByKey.js';
 import { type ReclaimOutcome, reclaimIntent } from './sql/reclaimIntent.js';
 import { type FailedOutcome, settleAttemptWithoutExecution } from './sql/settleAttemptWithoutExecution.js';
 import { inDatabase, type StepContext, unavailable } from './unavailable.js';
@@ -61,6 +63,7 @@ export class Ledger {
   readonly metrics = new LedgerMetrics();
   private readonly log: Logger;
   private readonly leaseTimers = new LeaseTimers();
+  private readonly claimOrder: ClaimOrder;
   private readonly lateAnswers = new Set<Promise<void>>();
   private closed = false;
 
@@ -74,6 +77,7 @@ export class Ledger {
     private readonly release: () => Promise<void>,
   ) {
     this.log = options.logger;
+    this.claimOrder = new ClaimOrder(options.claimOrder);
   }
 
   /**
@@ -154,7 +158,7 @@ export class Ledger {
       // beside its SQL (docs/PERFORMANCE.md).
       let first: FirstClaimOutcome;
       try {
-        first = await claimNewIntent(this.pool, claimInput);
+        first = await this.firstClaim(claimInput, round);
       } catch (error) {
         throw unavailable('claiming', spec, error);
       }
@@ -167,10 +171,7 @@ export class Ledger {
       const seen = first.claimed ? undefined : first.existing;
       const outcome: ClaimOutcome = first.claimed
         ? { claimed: true, ...first.row }
-        : seen !== undefined &&
-            (seen.fingerprint !== print ||
-              seen.status === IntentStatus.Completed ||
-              seen.status === IntentStatus.Rejected)
+        : seen !== undefined && settledForGood(seen, print)
           ? { claimed: false, intent: seen }
           : await inDatabase('claiming', spec, () => reclaimIntent(this.pool, claimInput));
       if (outcome.claimed) {
@@ -211,6 +212,29 @@ export class Ledger {
       spec,
       new Error(`the intent kept changing under ${MAX_CLAIM_ROUNDS} claim attempts`),
     );
+  }
+
+  /**
+   * The first statement(s) of a claim round: in round 0, a read of the key first when the claim order says so
+   * (claimOrder.ts), then the claim's statement unless the read settled it: another payload under the key,
+   * or a final outcome. Anything else goes on to the claim's statement, so that it behaves as it does
+   * without the read: a key the read did not find may be a contender's insert its snapshot cannot see, and
+   * an in_progress or unknown row may be settling in a transaction the claim's insert then waits for
+   * (test/ledger/claimWaits.test.ts runs under both orders). Later rounds claim straight away. What round 0
+   * found feeds the claim order.
+   */
+  private async firstClaim(input: ClaimInput, round: number): Promise<FirstClaimOutcome> {
+    if (round > 0) return claimNewIntent(this.pool, input);
+    if (this.claimOrder.readFirst()) {
+      const existing = await readIntentByKey(this.pool, input.partner, input.key);
+      this.claimOrder.observe(existing !== undefined);
+      if (existing !== undefined && settledForGood(existing, input.fingerprint))
+        return { claimed: false, existing };
+      return claimNewIntent(this.pool, input);
+    }
+    const first = await claimNewIntent(this.pool, input);
+    this.claimOrder.observe(!first.claimed);
+    return first;
   }
 
   /**
@@ -524,4 +548,16 @@ function rejectionJson(reason: RejectionReason | string): Json {
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/**
+ * Whether a row read for a delivery already decides its answer whatever happens next: another payload under
+ * the key (a conflict), or an outcome nothing moves an intent out of (completed, rejected).
+ */
+function settledForGood(row: ExistingIntentRow, fingerprint: string): boolean {
+  return (
+    row.fingerprint !== fingerprint ||
+    row.status === IntentStatus.Completed ||
+    row.status === IntentStatus.Rejected
+  );
 }

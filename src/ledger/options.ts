@@ -6,7 +6,10 @@ import {
   LEDGER_QUERY_TIMEOUT_MS,
 } from '../database/databaseDefaults.js';
 import { createDefaultLogger, type Logger } from '../shared/logger.js';
+import type { ClaimOrderMode } from './claimOrder.js';
 import { type Classifier, defaultClassify } from './classify.js';
+
+const CLAIM_ORDERS: readonly ClaimOrderMode[] = ['adaptive', 'insert-first', 'read-first'];
 
 export interface LedgerOptions {
   /**
@@ -60,6 +63,13 @@ export interface LedgerOptions {
    * @default [] (every partner is held to the minor unit)
    */
   subMinorUnitPartners?: readonly string[];
+  /**
+   * Which statement a claim sends first, the claim or a read of the key (src/ledger/claimOrder.ts). A cost
+   * choice only: every order gives the same outcomes. `adaptive` reads first while most of this ledger's
+   * recent claims were duplicate deliveries.
+   * @default 'adaptive'
+   */
+  claimOrder?: ClaimOrderMode;
 }
 
 /** Options with every default applied, in this one place. */
@@ -75,6 +85,7 @@ export interface ResolvedLedgerOptions {
   poolSize: number;
   queryTimeoutMs: number;
   subMinorUnitPartners: ReadonlySet<string>;
+  claimOrder: ClaimOrderMode;
 }
 
 export function resolveLedgerOptions(options: LedgerOptions): ResolvedLedgerOptions {
@@ -92,6 +103,9 @@ export function resolveLedgerOptions(options: LedgerOptions): ResolvedLedgerOpti
   ) {
     throw new TypeError('subMinorUnitPartners must be an array of partner names (non-empty strings)');
   }
+  const claimOrder = options.claimOrder ?? 'adaptive';
+  if (!CLAIM_ORDERS.includes(claimOrder))
+    throw new TypeError(`claimOrder must be one of ${CLAIM_ORDERS.join(', ')} (got ${String(claimOrder)})`);
   return {
     leaseMs,
     abortMarginMs,
@@ -103,6 +117,7 @@ export function resolveLedgerOptions(options: LedgerOptions): ResolvedLedgerOpti
     poolSize: options.poolSize ?? DEFAULT_POOL_SIZE,
     queryTimeoutMs: options.queryTimeoutMs ?? LEDGER_QUERY_TIMEOUT_MS,
     subMinorUnitPartners: new Set(subMinorUnitPartners),
+    claimOrder,
   };
 }
 

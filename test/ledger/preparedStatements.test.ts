@@ -1,7 +1,9 @@
 import { expect } from 'chai';
 import { Client } from 'pg';
+import type { ClaimOrderMode } from '../../src/ledger/claimOrder.js';
 import { claimNewIntent } from '../../src/ledger/sql/claimIntent.js';
 import { completeAttempt } from '../../src/ledger/sql/completeAttempt.js';
+import { rejectionOf } from '../support/fixtures.js';
 import { useFreshDatabase } from '../support/freshDatabase.js';
 import { testLedger } from '../support/testLedger.js';
 
@@ -93,5 +95,72 @@ describe('prepared statements: the claim and the completion are prepared once pe
     } finally {
       await ledger.close();
     }
+  });
+
+  /**
+   * The default claim order (src/ledger/claimOrder.ts) follows what the ledger's recent claims found: after a
+   * run of duplicate deliveries a duplicate is one plain read, after a run of new keys a new key is one
+   * statement again. Both are observed by the statements the pool is handed.
+   */
+  it('after a run of duplicates reads a key first, and after a run of new keys claims first again', async () => {
+    const ledger = await testLedger(db.url, { poolSize: 2 });
+    try {
+      const spec = (key: string) => ({
+        partner: 'acme-pay',
+        operation: 'charge',
+        key,
+        payload: { order: key },
+        reference: key,
+        amount: '10.00',
+        currency: 'BRL',
+      });
+      const partner = async () => ({ partnerReference: 'NSU-A' });
+      const sent: { name?: string }[] = [];
+      const query = ledger.pool.query.bind(ledger.pool) as (...args: unknown[]) => Promise<unknown>;
+      (ledger.pool as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = (...args) => {
+        sent.push(args[0] as { name?: string });
+        return query(...args);
+      };
+      const namesOf = async (run: () => Promise<unknown>) => {
+        sent.length = 0;
+        await run();
+        return sent.map((config) => config.name);
+      };
+      await ledger.run(spec('adaptive-settled'), partner);
+      // A new key on a fresh ledger: the claim alone, then the completion.
+      expect(await namesOf(() => ledger.run(spec('adaptive-new-0'), partner))).to.deep.equal([
+        'intent_ledger_claim_new',
+        'intent_ledger_complete_running',
+      ]);
+      for (let i = 0; i < 100; i++) await ledger.run(spec('adaptive-settled'), partner);
+      const replay = await namesOf(() => ledger.run(spec('adaptive-settled'), partner));
+      expect(replay).to.deep.equal(['intent_ledger_read_key']);
+      // A new key while reading first: the read finds nothing and the claim decides.
+      expect(await namesOf(() => ledger.run(spec('adaptive-new-1'), partner))).to.deep.equal([
+        'intent_ledger_read_key',
+        'intent_ledger_claim_new',
+        'intent_ledger_complete_running',
+      ]);
+      for (let i = 0; i < 100; i++) await ledger.run(spec(`adaptive-more-${i}`), partner);
+      expect(await namesOf(() => ledger.run(spec('adaptive-settled'), partner))).to.deep.equal([
+        'intent_ledger_claim_new',
+      ]);
+      const rows = await client.query<{ n: string }>(
+        `SELECT count(*) AS n FROM intents WHERE key LIKE 'adaptive-%' AND status = 'completed' AND attempt = 1`,
+      );
+      expect(rows.rows[0].n).to.equal('103');
+    } finally {
+      await ledger.close();
+    }
+  });
+
+  it('refuses an unknown claimOrder when the ledger is created', async () => {
+    const error = await rejectionOf(
+      testLedger(db.url, { claimOrder: 'read-later' as unknown as ClaimOrderMode }),
+    );
+    expect(error).to.be.instanceOf(TypeError);
+    expect((error as Error).message).to.equal(
+      'claimOrder must be one of adaptive, insert-first, read-first (got read-later)',
+    );
   });
 });

@@ -1,3 +1,4 @@
+import type { ClaimOrderMode } from '../../src/ledger/claimOrder.js';
 import { createLedger } from '../../src/ledger/createLedger.js';
 import type { Ledger } from '../../src/ledger/ledger.js';
 import type { LedgerOptions } from '../../src/ledger/options.js';
@@ -19,3 +20,6 @@ export function capturingLogger(entries: { level: string; object: object; messag
 export function testLedger(url: string, options: Omit<LedgerOptions, 'databaseUrl'> = {}): Promise<Ledger> {
   return createLedger({ databaseUrl: url, migrate: false, logger: capturingLogger(), ...options });
 }
+
+/** The two fixed claim orders (src/ledger/claimOrder.ts): the claim's tests run under each. */
+export const CLAIM_ORDERS: readonly ClaimOrderMode[] = ['insert-first', 'read-first'];

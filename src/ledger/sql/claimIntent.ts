@@ -76,10 +76,10 @@ const CLAIM_OR_READ = preparedStatement(
  * Why the read in the same statement: a duplicate delivery of a settled key (the common case this product
  * exists for) is then one prepared round trip: the insert finds the key taken (no row lock; it only uses up an
  * identity value) and the read,
- * which runs only then, returns the row. Insert first, read on a conflict, rather than read first: in the
- * benchmark, reading first cost every new key's claim and completion together well over half again the
- * server time of inserting first (docs/PERFORMANCE.md, "The ledger's hot path"), while it saved a replay
- * only the conflict check. The read sees the statement's snapshot, so a contender's insert that committed
+ * which runs only then, returns the row. Insert first, read on a conflict, rather than read first in this
+ * statement: in the benchmark, a read-first form of it cost new keys more server time than it saved a
+ * replay (docs/PERFORMANCE.md, "Replay"). A ledger whose recent claims are mostly duplicates sends a plain
+ * read before this statement instead (readIntentByKey.ts, claimOrder.ts). The read sees the statement's snapshot, so a contender's insert that committed
  * while ours waited on it at the unique index is invisible to it: the statement then returns no row at all,
  * and the caller reads again with {@link reclaimIntent} (a new statement, a new snapshot). For the same
  * reason the caller trusts the row it does return only for what cannot change (another fingerprint, a final
