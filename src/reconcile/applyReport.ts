@@ -42,6 +42,11 @@ export async function applyReport(
     /** Whether this report's rows may correct a `not_executed` intent (see runOnce, correctLateExecutions). */
     correctionsTrusted: boolean;
     rowsRejected: number;
+    /**
+     * A run without a report (applyNoReport): why there is none, for the `unresolved` summaries ("no file
+     * matches reports/acme-pay/*.csv"), which then never say that a report was read.
+     */
+    noReport?: string;
     checkpoint: () => void;
   },
 ): Promise<ApplyOutcome> {
@@ -91,7 +96,7 @@ export async function applyReport(
     runId,
   });
   checkpoint();
-  await flagDiscrepancies(db, { ...common, source: input.source });
+  await flagDiscrepancies(db, { ...common, source: input.source, noReport: input.noReport });
   const discrepancies = await raiseFlags(db, { partner, runId, actor });
   return { matched: input.matched, resolved, corrected, discrepancies, shapeWarning };
 }

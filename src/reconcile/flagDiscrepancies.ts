@@ -34,6 +34,8 @@ export async function flagDiscrepancies(
     stuckAfterMs: number;
     coverage: Coverage | null;
     lookup: boolean;
+    /** Why the run has no report (see applyNoReport), worded into the `unresolved` summaries. */
+    noReport?: string;
   },
 ): Promise<void> {
   await createFlagsTable(db);
@@ -44,7 +46,7 @@ export async function flagDiscrepancies(
   if (!input.lookup && input.coverage) await flagMissing(db, input.coverage);
   if (!input.lookup) await flagOrphans(db, input);
   await flagAmbiguous(db, input);
-  await flagUnresolved(db, input.stuckAfterMs);
+  await flagUnresolved(db, input.stuckAfterMs, input.noReport);
 }
 
 /** `rec_flags`, empty: what raiseFlags raises. */
@@ -366,15 +368,23 @@ async function flagAmbiguous(db: Queryable, input: { partner: string; source: st
 
 /**
  * Stuck past the partner's deadline with nothing on record either way, and still stuck now (an intent a
- * caller settled meanwhile is not flagged). One per (intent, attempt).
+ * caller settled meanwhile is not flagged). One per (intent, attempt): a run without a report raises it
+ * under the same key, so neither kind of run raises one twice. Its summary says why nobody can tell: no
+ * report covers the intent, or, in a run without a report, that none arrived (`noReport`, such as "no file
+ * matches reports/acme-pay/*.csv"), never that one was read.
  */
-async function flagUnresolved(db: Queryable, stuckAfterMs: number): Promise<void> {
+async function flagUnresolved(
+  db: Queryable,
+  stuckAfterMs: number,
+  noReport: string | undefined,
+): Promise<void> {
+  const why = noReport === undefined ? `'no report covers it.'` : `'no report arrived (' || $2 || ').'`;
   await db.query(
     `INSERT INTO rec_flags
      SELECT 'unresolved', c.intent_id, c.attempt, c.reference, c.partner_reference, c.amount, c.currency,
             'Nobody can tell whether the partner executed ' || ${INTENT_NAME} || ' for ' ||
               ${money('c.amount', 'c.currency')} || ': it has been ' || c.status || ' since attempt ' || c.attempt ||
-              ' started at ' || ${isoUtc('c.started_at')} || ', past the partner''s deadline, and no report covers it.',
+              ' started at ' || ${isoUtc('c.started_at')} || ', past the partner''s deadline, and ' || ${why},
             jsonb_build_object('intent', ${INTENT_JSON}, 'createdAt', ${isoUtc('c.created_at')}),
             'unresolved:' || c.intent_id || ':' || c.attempt,
             '{}'::bigint[]
@@ -382,40 +392,6 @@ async function flagUnresolved(db: Queryable, stuckAfterMs: number): Promise<void
        JOIN intents i ON i.id = c.intent_id AND i.attempt = c.attempt AND ${stuckCondition('i', '$1')}
       WHERE c.role = 'stuck' AND c.past_deadline AND NOT c.absence_proves
         AND NOT EXISTS (SELECT 1 FROM rec_evidence e WHERE e.intent_id = c.intent_id)`,
-    [stuckAfterMs],
-  );
-}
-
-/**
- * The `unresolved` flags of a run without a report (a file source whose glob matched no file; see
- * applyNoReport), into a new `rec_flags`: the partner's intents stuck past its deadline with no execution on
- * record, as {@link flagUnresolved} raises them in a run with a report, under the same dedupe key, so that
- * neither kind of run raises one twice. With no report there are no candidates, coverage or evidence tables:
- * the intents and their stored executions are read directly. The summary says that no report arrived
- * (`why`, such as "no file matches reports/acme-pay/*.csv"), never that one was read.
- */
-export async function flagUnresolvedWithoutReport(
-  db: Queryable,
-  input: { partner: string; stuckAfterMs: number; deadlineMs: number; why: string },
-): Promise<void> {
-  await createFlagsTable(db);
-  await db.query(
-    `INSERT INTO rec_flags
-     SELECT 'unresolved', c.intent_id, c.attempt, c.reference, c.partner_reference, c.amount, c.currency,
-            'Nobody can tell whether the partner executed ' || ${INTENT_NAME} || ' for ' ||
-              ${money('c.amount', 'c.currency')} || ': it has been ' || c.status || ' since attempt ' || c.attempt ||
-              ' started at ' || ${isoUtc('c.started_at')} || ', past the partner''s deadline, and no report arrived (' ||
-              $4 || ').',
-            jsonb_build_object('intent', ${INTENT_JSON}, 'createdAt', ${isoUtc('c.created_at')}),
-            'unresolved:' || c.intent_id || ':' || c.attempt,
-            '{}'::bigint[]
-       FROM (SELECT i.id AS intent_id, i.attempt, i.status, i.reference, i.partner_reference, i.amount,
-                    i.currency, i.created_at, i.attempt_started_at AS started_at
-               FROM intents i
-              WHERE i.partner = $1 AND ${stuckCondition('i', '$2')}
-                AND i.created_at < now() - $3 * interval '1 millisecond') c
-      WHERE NOT EXISTS (SELECT 1 FROM partner_records pr
-                         WHERE pr.intent_id = c.intent_id AND pr.kind = 'execution')`,
-    [input.partner, input.stuckAfterMs, input.deadlineMs, input.why],
+    noReport === undefined ? [stuckAfterMs] : [stuckAfterMs, noReport],
   );
 }

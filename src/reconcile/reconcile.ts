@@ -65,8 +65,9 @@ export interface ReconcileOptions {
 /**
  * Reconciles one partner: every file its CSV source names (each its own run, in natural name order, batch_9 before batch_10; `file`
  * overrides the glob), or one read of its API. Returns one report per run. A glob that matches no file is
- * one run without a report (`noReport`): it raises `unresolved` for the intents stuck past the partner's
- * deadline, and settles nothing (a `file` that does not exist is a failed run, as before). Runs after an
+ * one run without a report (`noReport`): it completes the stuck intents whose execution an earlier run
+ * stored, raises `unresolved` for those stuck past the partner's deadline with none, and proves nothing
+ * absent (a `file` that does not exist is a failed run, as before). Runs after an
  * aborted one are not started. Throws only for a configuration that cannot work (bad durations, a `file`
  * for an API source) or a database that cannot record runs.
  */

@@ -21,9 +21,10 @@ export interface ReconciliationResult {
    */
   source: string;
   /**
-   * True when the source yielded no report (a glob that matched no file): the run read, settled and proved
-   * nothing, and only raised `unresolved` for the intents stuck past the partner's deadline
-   * (`discrepancies.unresolved` counts the new ones; `warnings` says so in words).
+   * True when the source yielded no report (a glob that matched no file): the run read and proved nothing;
+   * it completed the stuck intents whose execution an earlier run stored (`resolved.completed`, with the
+   * duplicates and mismatches those records show) and raised `unresolved` for the intents stuck past the
+   * partner's deadline with none (`discrepancies.unresolved` counts the new ones; `warnings` says so in words).
    */
   noReport: boolean;
   /** sha256 (hex) of the file's bytes, or of the canonical rows of an API read; null when not read. */

@@ -163,11 +163,11 @@ export class ReconciliationWorker {
         if (report.status === 'failed')
           log.error({ ...entry, error: report.error }, 'reconciliation run failed');
         // A partner that stopped sending files is an operator's business before it is finance's: said loudly,
-        // with what was looked for (a path, never anybody's data) and the unresolved it raised.
+        // with what was looked for (a path, never anybody's data), what it completed and the unresolved it raised.
         else if (report.noReport)
           log.warn(
             { ...entry, source: report.source, unresolved: report.discrepancies.unresolved },
-            'reconciliation run without a report: no file matched, only unresolved were raised',
+            'reconciliation run without a report: no file matched, decided only from what is on record',
           );
         else log.info(entry, 'reconciliation run finished');
       }

@@ -61,7 +61,8 @@ export interface RunContext {
 /**
  * One report to reconcile: a file (a CSV or a fixed-width file, per the source), or the partner's API
  * (listing or lookups, per the settings); or none, when a file source's glob matched no file (`why` says
- * so in words: "no file matches reports/acme-pay/*.csv"), and the run only raises `unresolved` (applyNoReport.ts).
+ * so in words: "no file matches reports/acme-pay/*.csv"), and the run decides only from what is on record
+ * (applyNoReport.ts).
  */
 export type RunTarget = { type: 'file'; file: string } | { type: 'api' } | { type: 'none'; why: string };
 
@@ -83,7 +84,8 @@ export type RunTarget = { type: 'file'; file: string } | { type: 'api' } | { typ
  *     failure or an abort (the row is then closed after it): a run applies all of itself or nothing.
  *
  * A run without a report (target `none`) has stages 0 and 7 as any other, and in between only
- * applyNoReport.ts: the lock, then `unresolved` for the intents stuck past their deadline.
+ * applyNoReport.ts: stages 1, 4 and 6 on an empty report without coverage, so the intents it completes from
+ * executions an earlier run stored and the `unresolved` it raises are exactly those such a run decides.
  *
  * Report problems (ReportFormatError, PartnerApiError, too many rejected rows, abort) end as a `failed`
  * run with the reason in `error`; only a database that cannot record the run at all throws.
@@ -170,12 +172,18 @@ export async function runOnce(
     // Sorts and hashes over a whole report stay in memory instead of spilling; for this transaction only.
     await client.query(`SET LOCAL work_mem = '${RUN_WORK_MEM}'`);
     if (target.type === 'none') {
-      // No report to read: only the stuck intents past their deadline are told to a person (applyNoReport).
-      const warning = `no report found: ${target.why}; nothing was read, settled or proven absent, only intents stuck past the partner's deadline are raised unresolved`;
+      // No report to read: decided from what is on record, as a run with an empty report (applyNoReport).
+      const warning = `no report found: ${target.why}; nothing was read or proven absent: only intents whose execution an earlier run stored are completed, and intents stuck past the partner's deadline with none are raised unresolved`;
       report.warnings.push(warning);
       log.warn({ runId }, warning);
       reportProgress(context.onProgress, { phase: 'deciding', runId, source, rowsRead: 0 });
-      report.discrepancies = await applyNoReport(client, { settings, runId, why: target.why, checkpoint });
+      const outcome = await applyNoReport(client, { settings, runId, source, why: target.why, checkpoint });
+      if (outcome.shapeWarning) {
+        report.warnings.push(outcome.shapeWarning);
+        log.warn({ runId }, outcome.shapeWarning);
+      }
+      report.resolved = outcome.resolved;
+      report.discrepancies = outcome.discrepancies;
     } else {
       await createStagingTable(client);
 

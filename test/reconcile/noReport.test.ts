@@ -32,7 +32,8 @@ const DAY = 24 * 60;
 /**
  * A file source whose glob matches no file (the partner stopped sending settlement files) still has stuck
  * intents passing their deadline (`deadline`, 3 days here): each must reach a person as `unresolved`, under
- * the key a run with a report would use, and nothing may be settled or proven absent without a report.
+ * the key a run with a report would use, and nothing may be proven absent without a report. An intent
+ * whose execution an earlier run stored is completed from it, exactly as a run with a report completes it.
  * Before, reconcile() returned no run at all, and those intents stayed stuck with nobody told.
  */
 describe('reconcile: a file source that yields no report', () => {
@@ -78,7 +79,7 @@ describe('reconcile: a file source that yields no report', () => {
     return JSON.parse(JSON.stringify(result.rows));
   }
 
-  it('raises unresolved for each intent stuck past its deadline, once over two calls, and settles nothing', async () => {
+  it('raises unresolved for each intent stuck past its deadline, once over two calls, and settles none of them', async () => {
     const partner = partnerName('silent');
     const ids = await scenario(partner);
     const glob = emptyGlob(partner);
@@ -105,7 +106,7 @@ describe('reconcile: a file source that yields no report', () => {
     });
     expect(run.warnings).to.have.length(1);
     expect(run.warnings[0]).to.match(
-      /^no report found: no file matches .*\*\.csv; nothing was read, settled/,
+      /^no report found: no file matches .*\*\.csv; nothing was read or proven absent: only intents whose execution an earlier run stored are completed/,
     );
 
     const raised = await discrepanciesOf(fx.sql, partner);
@@ -182,27 +183,189 @@ describe('reconcile: a file source that yields no report', () => {
     expect(unresolved.map((d) => d.intent_id)).to.deep.equal([ids.old, ids.died]);
   });
 
-  it('an intent whose execution an earlier run stored is neither settled nor called unresolved', async () => {
-    const partner = partnerName('on-record');
-    const glob = emptyGlob(partner);
-    const id = await unknownIntent(fx.ledger, spec(partner, `${partner}-seen`));
-    // Its lease still running, a report lists its execution: the row is stored under it, the intent is left.
-    await place(fx.sql, id, { startedAt: minutes(now, -4 * DAY), leaseEndedAgo: '-1 hour' });
-    const file = writeCsv(fx.dir, `${partner}-seen.csv`, [
-      {
-        reference: `${partner}-seen`,
-        nsu: `${partner}-N9`,
-        amount: '10.00',
-        executedAt: minutes(now, -4 * DAY),
-      },
-    ]);
+  /**
+   * Intents whose executions a report listed while their lease was still running: the run stored the rows
+   * under them and left them alone (not stuck yet, so no candidate). Once stuck, any later run completes
+   * each from those stored rows (collectStoredEvidence), whatever its report holds: `seen` one execution,
+   * `young` one within the deadline, `twice` two executions, `off` one for 12.00 instead of 10.00; `blank`
+   * has nothing on record and is past the deadline.
+   */
+  async function executedOnRecord(partner: string) {
+    const rows = [
+      { ref: 'seen', nsu: 'N1', amount: '10.00', at: -4 * DAY },
+      { ref: 'young', nsu: 'N2', amount: '10.00', at: -1 * DAY },
+      { ref: 'twice', nsu: 'N3', amount: '10.00', at: -4 * DAY },
+      { ref: 'twice', nsu: 'N4', amount: '10.00', at: -4 * DAY + 30 },
+      { ref: 'off', nsu: 'N5', amount: '12.00', at: -4 * DAY },
+    ];
+    const ids: Record<string, string> = {};
+    for (const ref of ['seen', 'young', 'twice', 'off', 'blank']) {
+      ids[ref] = await unknownIntent(fx.ledger, spec(partner, `${partner}-${ref}`));
+      const startedAt = minutes(now, ref === 'young' ? -1 * DAY : -4 * DAY);
+      await place(fx.sql, ids[ref], { startedAt, leaseEndedAgo: '-1 hour' });
+    }
+    const file = writeCsv(
+      fx.dir,
+      `${partner}-seen.csv`,
+      rows.map((row) => ({
+        reference: `${partner}-${row.ref}`,
+        nsu: `${partner}-${row.nsu}`,
+        amount: row.amount,
+        executedAt: minutes(now, row.at),
+      })),
+    );
     const [read] = await reconcile({ pool: fx.sql, reconciler: csvReconciler(partner, file) });
-    expect(read).to.deep.include({ status: 'succeeded', matched: 1 });
-    await place(fx.sql, id, { startedAt: minutes(now, -4 * DAY) });
+    expect(read).to.deep.include({
+      status: 'succeeded',
+      matched: 5,
+      resolved: { completed: 0, notExecuted: 0 },
+      discrepancies: noDiscrepancies(),
+    });
+    for (const ref of Object.keys(ids)) {
+      await place(fx.sql, ids[ref], { startedAt: minutes(now, ref === 'young' ? -1 * DAY : -4 * DAY) });
+    }
+    return ids;
+  }
 
-    const [none] = await reconcile({ pool: fx.sql, reconciler: csvReconciler(partner, glob) });
-    expect(none).to.deep.include({ noReport: true, discrepancies: noDiscrepancies() });
-    expect(await intentRow(fx.sql, id)).to.deep.include({ status: 'unknown', resolution: null });
+  /** What became of `ids` and what was raised about them, without the ids and run numbers that differ. */
+  async function outcomeOf(partner: string, ids: Record<string, string>) {
+    const names = new Map(Object.entries(ids).map(([ref, id]) => [id, ref]));
+    const intents: Record<string, unknown> = {};
+    for (const [ref, id] of Object.entries(ids)) {
+      const row = await intentRow(fx.sql, id);
+      intents[ref] = [row.status, row.partner_reference?.replace(`${partner}-`, '') ?? null, row.resolution];
+    }
+    const raised = (await discrepanciesOf(fx.sql, partner)).map((d) => [
+      d.kind,
+      names.get(d.intent_id),
+      d.amount_at_risk,
+      d.partner_record_ids.length,
+      d.details.executions ?? null,
+    ]);
+    return { intents, raised };
+  }
+
+  it('completes an intent from the executions an earlier run stored, as a run with a report does, with its duplicates and mismatches', async () => {
+    // The same intents for two partners: one gets a run with a report that lists nothing of theirs, the
+    // other a run without a report. Both must end the same.
+    const withReport = partnerName('on-record-read');
+    const without = partnerName('on-record-none');
+    const readIds = await executedOnRecord(withReport);
+    const noneIds = await executedOnRecord(without);
+    const expected = {
+      intents: {
+        seen: ['completed', 'N1', 'completed'],
+        young: ['completed', 'N2', 'completed'],
+        twice: ['completed', 'N3', 'completed'],
+        off: ['completed', 'N5', 'completed'],
+        blank: ['unknown', null, null],
+      },
+      raised: [
+        ['amount_mismatch', 'off', '2.00', 1, null],
+        ['duplicate_execution', 'twice', '10.00', 2, 2],
+        ['unresolved', 'blank', '10.00', 0, null],
+      ],
+    };
+
+    const empty = writeCsv(fx.dir, `${withReport}-empty.csv`, []);
+    const [read] = await reconcile({ pool: fx.sql, reconciler: csvReconciler(withReport, empty) });
+    expect(read).to.deep.include({
+      status: 'succeeded',
+      noReport: false,
+      resolved: { completed: 4, notExecuted: 0 },
+      discrepancies: { ...noDiscrepancies(), amount_mismatch: 1, duplicate_execution: 1, unresolved: 1 },
+    });
+    expect(await outcomeOf(withReport, readIds), 'what a run with a report does').to.deep.equal(expected);
+
+    const glob = emptyGlob(without);
+    const before = await snapshot(fx.sql);
+    const [dry] = await reconcile({ pool: fx.sql, reconciler: csvReconciler(without, glob), dryRun: true });
+    expect(dry).to.deep.include({ status: 'dry_run', noReport: true, resolved: read.resolved });
+    expect(await snapshot(fx.sql), 'a dry run rolls the completions back').to.deep.equal(before);
+
+    const [none] = await reconcile({ pool: fx.sql, reconciler: csvReconciler(without, glob) });
+    expect(none).to.deep.include({
+      status: 'succeeded',
+      noReport: true,
+      rowsRead: 0,
+      matched: 0,
+      resolved: read.resolved,
+      corrected: 0,
+      discrepancies: read.discrepancies,
+      coverage: null,
+    });
+    expect(await outcomeOf(without, noneIds)).to.deep.equal(expected);
+    const completed = await intentRow(fx.sql, noneIds.seen);
+    expect(completed).to.deep.include({
+      resolved_by: `reconciler:run-${none.runId}`,
+      attempt_resolved_by: `reconciler:run-${none.runId}`,
+    });
+    // The rows behind the duplicate are the ones an earlier run stored; the unresolved one says no report came.
+    const raised = await discrepanciesOf(fx.sql, without);
+    const duplicate = raised.find((d) => d.kind === 'duplicate_execution');
+    expect(duplicate.details.rows.map((r: { partnerReference: string }) => r.partnerReference)).to.deep.equal(
+      [`${without}-N3`, `${without}-N4`],
+    );
+    expect(raised.find((d) => d.kind === 'unresolved').summary).to.match(
+      /and no report arrived \(no file matches /,
+    );
+    expect(await runRow(none.runId)).to.deep.include({ resolved_completed: 4, resolved_not_executed: 0 });
+
+    // Run again, it changes nothing and raises nothing new (invariant 7).
+    const after = await snapshot(fx.sql);
+    const [again] = await reconcile({ pool: fx.sql, reconciler: csvReconciler(without, glob) });
+    expect(again).to.deep.include({
+      noReport: true,
+      resolved: { completed: 0, notExecuted: 0 },
+      discrepancies: noDiscrepancies(),
+    });
+    expect(await snapshot(fx.sql)).to.deep.equal(after);
+  });
+
+  it('leaves an intent whose stored execution it could complete alone while its lease runs again (the fence)', async () => {
+    const partner = partnerName('on-record-running');
+    const ids = await executedOnRecord(partner);
+    // Claimed again meanwhile (partnerHonoursKey): its lease is running, so no run may settle it.
+    await place(fx.sql, ids.seen, { startedAt: minutes(now, -4 * DAY), leaseEndedAgo: '-1 hour' });
+    const [none] = await reconcile({ pool: fx.sql, reconciler: csvReconciler(partner, emptyGlob(partner)) });
+    expect(none).to.deep.include({ noReport: true, resolved: { completed: 3, notExecuted: 0 } });
+    expect(await intentRow(fx.sql, ids.seen)).to.deep.include({ status: 'unknown', resolution: null });
+  });
+
+  it('under amount matching too: stored executions complete their intents, nothing is proven absent', async () => {
+    const partner = partnerName('on-record-amount');
+    const byAmount = { match: { by: 'amount', amountTolerance: '0.01', timeWindow: '10m' } } as const;
+    const id = await unknownIntent(fx.ledger, spec(partner, `${partner}-seen`));
+    await place(fx.sql, id, { startedAt: minutes(now, -4 * DAY), leaseEndedAgo: '-1 hour' });
+    const blank = await unknownIntent(fx.ledger, spec(partner, `${partner}-blank`, { amount: '20.00' }));
+    await place(fx.sql, blank, { startedAt: minutes(now, -4 * DAY), leaseEndedAgo: '-1 hour' });
+    const file = writeCsv(fx.dir, `${partner}-seen.csv`, [
+      { nsu: `${partner}-N1`, amount: '10.00', executedAt: minutes(now, -4 * DAY) },
+    ]);
+    const [read] = await reconcile({ pool: fx.sql, reconciler: csvReconciler(partner, file, byAmount) });
+    expect(read).to.deep.include({
+      status: 'succeeded',
+      matched: 1,
+      resolved: { completed: 0, notExecuted: 0 },
+    });
+    await place(fx.sql, id, { startedAt: minutes(now, -4 * DAY) });
+    await place(fx.sql, blank, { startedAt: minutes(now, -4 * DAY) });
+
+    const [none] = await reconcile({
+      pool: fx.sql,
+      reconciler: csvReconciler(partner, emptyGlob(partner), byAmount),
+    });
+    expect(none).to.deep.include({
+      status: 'succeeded',
+      noReport: true,
+      resolved: { completed: 1, notExecuted: 0 },
+      discrepancies: { ...noDiscrepancies(), unresolved: 1 },
+    });
+    expect(await intentRow(fx.sql, id)).to.deep.include({
+      status: 'completed',
+      partner_reference: `${partner}-N1`,
+    });
+    expect((await discrepanciesOf(fx.sql, partner)).map((d) => d.intent_id)).to.deep.equal([blank]);
   });
 
   it('a dry run writes nothing: no discrepancy, no intent change, only its dry_run run row', async () => {
@@ -329,7 +492,8 @@ describe('reconcile: a file source that yields no report', () => {
 
       const logged = entries.filter(
         (e) =>
-          e.message === 'reconciliation run without a report: no file matched, only unresolved were raised',
+          e.message ===
+          'reconciliation run without a report: no file matched, decided only from what is on record',
       );
       expect(logged).to.have.length(1);
       expect(logged[0].level).to.equal('warn');
@@ -381,7 +545,21 @@ describe('reconcile: a file source that yields no report', () => {
         new RegExp(`^run \\d+ ${partner} succeeded: no report \\(no file matches `),
       );
       expect(text.stdout).to.include(
-        "no report found: nothing read, settled or proven absent; new discrepancies: unresolved 0 (intents stuck past the partner's deadline)",
+        "no report found: nothing read or proven absent; completed 0 from executions already on record; new discrepancies: unresolved 0 (intents stuck past the partner's deadline)",
+      );
+    });
+
+    it('the text counts the intents completed from executions on record, and what those records showed', async () => {
+      const partner = partnerName('cli-on-record');
+      await executedOnRecord(partner);
+      const dir = reconcilersFor(partner);
+      const text = await runCli(['reconcile', partner, '--reconcilers', dir], {
+        DATABASE_URL: fx.db.url,
+        LOG_LEVEL: 'error',
+      });
+      expect(text.code, text.stderr).to.equal(0);
+      expect(text.stdout).to.include(
+        "no report found: nothing read or proven absent; completed 4 from executions already on record; new discrepancies: unresolved 1 (intents stuck past the partner's deadline), duplicate_execution 1, amount_mismatch 1",
       );
     });
   });

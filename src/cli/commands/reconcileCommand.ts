@@ -82,9 +82,11 @@ function printReport(report: ReconciliationResult): void {
     .map(([kind, count]) => `${kind} ${count}`);
   console.log(`run ${report.runId} ${report.partner} ${report.status}: ${report.source}`);
   if (report.noReport) {
-    // Nothing was read or settled: the only news is how many stuck intents a person now has to look at.
+    // Nothing was read: the news is what was completed from executions already on record, and how many
+    // stuck intents a person now has to look at (with what those records showed wrong).
+    const others = flagged.filter((entry) => !entry.startsWith('unresolved '));
     console.log(
-      `  no report found: nothing read, settled or proven absent; new discrepancies: unresolved ${report.discrepancies.unresolved} (intents stuck past the partner's deadline)`,
+      `  no report found: nothing read or proven absent; completed ${report.resolved.completed} from executions already on record; new discrepancies: unresolved ${report.discrepancies.unresolved} (intents stuck past the partner's deadline)${others.length ? `, ${others.join(', ')}` : ''}`,
     );
     if (report.error) console.log(`  error: ${report.error}`);
     return;
