@@ -96,7 +96,14 @@ export async function applyReport(
     runId,
   });
   checkpoint();
-  await flagDiscrepancies(db, { ...common, source: input.source, noReport: input.noReport });
+  await flagDiscrepancies(db, {
+    ...common,
+    source: input.source,
+    noReport: input.noReport,
+    runId,
+    settlementLagMs: settings.settlementLagMs,
+    clockSkewMs: settings.clockSkewMs,
+  });
   const discrepancies = await raiseFlags(db, { partner, runId, actor });
   return { matched: input.matched, resolved, corrected, discrepancies, shapeWarning };
 }

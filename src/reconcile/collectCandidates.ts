@@ -1,6 +1,7 @@
 import type { Queryable } from '../database/queryable.js';
 import { TRIM_CHARACTERS } from '../shared/identifierText.js';
 import type { Coverage } from './coverage.js';
+import { earlierUntil, fromEarlierAttempt } from './earlierAttempt.js';
 import { probeOrJoin, probesTable } from './probeOrJoin.js';
 import type { ResolvedMatch } from './runSettings.js';
 import { notKnown, RECORD_COLUMNS } from './storePartnerRecords.js';
@@ -38,6 +39,11 @@ export interface CandidateInput {
  * partner listed something for it that could not be read). When a rejected record may be anybody's
  * (`absenceUnprovable`), absence proves nothing for any intent of the run. In lookup mode the coverage of an intent is [its attempt start, now], for the
  * intents actually looked up whose answer held no item at all.
+ *
+ * `earlier_until` (src/reconcile/earlierAttempt.ts): for an intent claimed again (not under a key the
+ * partner honours), the instant at or before which a row of it is, or may be, an earlier attempt's
+ * execution and so no evidence about its current attempt; NULL for every other intent. Its lookup of the
+ * earlier attempts runs only for intents on a later attempt, so a report of first attempts pays nothing.
  *
  * The sources are selected separately so each can use its index (unsettled intents by partner and lease,
  * completed ones by settled_at, which is never before the attempt start, matched ones by id), and they are
@@ -90,12 +96,16 @@ export async function collectCandidates(db: Queryable, input: CandidateInput): P
     // No coverage: absence proves nothing, and only matched completed intents are checked.
     absence = 'false';
   }
+  // Always its own parameter: $7 exists only with a coverage.
+  params.push(input.clockSkewMs);
+  const anySkew = `$${params.length}`;
   const columns = `i.id AS intent_id, i.attempt,
             CASE WHEN i.status = 'completed' THEN 'settled' ELSE 'stuck' END AS role,
             i.status, i.reference, i.partner_reference, i.amount, i.currency, i.created_at,
             i.attempt_started_at AS started_at, i.attempt_started_at + ${lag} AS visible_by,
             ${absence} AS absence_proves,
-            i.created_at < now() - $4 * interval '1 millisecond' AS past_deadline`;
+            i.created_at < now() - $4 * interval '1 millisecond' AS past_deadline,
+            ${earlierUntil('i', '$2', anySkew)} AS earlier_until`;
   const settledInCoverage = inCoverage
     ? `UNION ALL
        SELECT ${columns}
@@ -218,7 +228,10 @@ function notRejected(match: ResolvedMatch): string {
  * Each row also says whether its amount or its currency differs from the intent's (`amount_differs`,
  * `currency_differs`, false when either side is missing), so that flagMismatches finds the few such rows by
  * a column PostgreSQL has statistics on, instead of joining every row to its intent again, once per kind
- * (docs/PERFORMANCE.md, "Staging and deciding a report", has the figures for this table).
+ * (docs/PERFORMANCE.md, "Staging and deciding a report", has the figures for this table), and whether it is
+ * (or may be) an earlier attempt's execution of an intent claimed again (`earlier`, from the candidate's
+ * `earlier_until`): an execution of the intent, counted as one, but no evidence about its current attempt
+ * (resolveStuckIntents, flagDiscrepancies).
  *
  * In two steps around storePartnerRecords, so that neither reads this run's records back from
  * `partner_records` (a million rows the planner knows nothing about yet, read right after writing them):
@@ -242,12 +255,12 @@ export async function collectStoredEvidence(db: Queryable): Promise<void> {
     `CREATE TEMP TABLE rec_evidence ON COMMIT DROP AS
      SELECT c.intent_id, pr.id AS record_id, pr.identity, pr.line, pr.run_id, pr.reference,
             pr.partner_reference, pr.amount, pr.currency, pr.executed_at,
-            ${differs('pr')}
+            ${evidenceFlags('pr')}
        FROM rec_intents c
        ${records}
      UNION ALL
      SELECT c.intent_id, k.record_id, k.identity, k.line, k.run_id, k.reference,
-            k.partner_reference, k.amount, k.currency, k.executed_at, ${differs('k')}
+            k.partner_reference, k.amount, k.currency, k.executed_at, ${evidenceFlags('k')}
        FROM rec_match m
        JOIN rec_intents c ON c.intent_id = m.intent_id
        JOIN rec_known k ON k.report_line = m.line
@@ -266,7 +279,7 @@ export async function collectNewEvidence(
   await db.query(
     `INSERT INTO rec_evidence
      SELECT c.intent_id, r.record_id, r.identity, r.line, $1::bigint, r.reference, r.partner_reference,
-            r.amount, r.currency, r.executed_at, ${differs('r')}
+            r.amount, r.currency, r.executed_at, ${evidenceFlags('r')}
        FROM rec_report r
        JOIN rec_intents c ON c.intent_id = r.intent_id
       WHERE ${notKnown('r', input.knownRows)}`,
@@ -276,8 +289,16 @@ export async function collectNewEvidence(
   await db.query('ANALYZE rec_evidence');
 }
 
-/** SQL: how record `alias` compares with candidate `c`, as the two flag columns of `rec_evidence`. */
-function differs(alias: string): string {
+/**
+ * SQL: how record `alias` compares with candidate `c`, as the three flag columns of `rec_evidence`: its
+ * amount or currency differs, or it is (or may be) an earlier attempt's execution (`earlier`, see
+ * src/reconcile/earlierAttempt.ts; false for every row of an intent on its first attempt).
+ */
+function evidenceFlags(alias: string): string {
   return `COALESCE(${alias}.amount <> c.amount, false) AS amount_differs,
-            COALESCE(${alias}.currency <> c.currency, false) AS currency_differs`;
+            COALESCE(${alias}.currency <> c.currency, false) AS currency_differs,
+            ${fromEarlierAttempt(`${alias}.executed_at`, 'c.earlier_until', {
+              partnerReference: `${alias}.partner_reference`,
+              recorded: `CASE WHEN c.status = 'completed' THEN c.partner_reference END`,
+            })} AS earlier`;
 }

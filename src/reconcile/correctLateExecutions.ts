@@ -23,18 +23,20 @@ import type { Queryable } from '../database/queryable.js';
  *
  * Fenced like correctNotExecutedIntent, on the attempt number and `status = 'not_executed'` in the UPDATE
  * itself. An intent claimed again meanwhile (its attempt moved on, or a claim committing while this runs,
- * which PostgreSQL re-checks under READ COMMITTED) is left alone: its row is an `orphan_partner_record`
- * if the new attempt is settled `not_executed` or `rejected` by then (flagOrphans), nothing yet while it is
- * in flight, and once the new attempt completes, both executions on record make it a `duplicate_execution`
- * in a later run. A claim that comes after this UPDATE waits for the run's commit and
- * then finds the intent completed: it replays.
+ * which PostgreSQL re-checks under READ COMMITTED) is left alone: its row is an earlier attempt's
+ * execution and no evidence about the new one (src/reconcile/earlierAttempt.ts), an `orphan_partner_record`
+ * naming the earlier attempt whatever the new attempt's state (flagOrphans while it is in flight or settled
+ * otherwise, flagEarlierExecutions once it is stuck or completed), and a `duplicate_execution` once the new
+ * attempt's own execution is on record too. A claim that comes after this UPDATE waits for the run's commit
+ * and then finds the intent completed: it replays.
  *
  * `rejected` intents are never touched here: the partner said no, and a report showing the execution of
  * one is a different problem (a refusal that was not one), left an `orphan_partner_record` for a person.
  *
  * Corrected intents join `rec_intents` as settled candidates, so their rows become evidence like any
  * completed intent's: a second execution on record is a `duplicate_execution`, a differing figure an
- * `amount_mismatch`. Records what it corrected into `rec_corrected`, with how the intent had been settled.
+ * `amount_mismatch`; their row is taken as the corrected attempt's (no `earlier_until`), since that is what
+ * correcting decided. Records what it corrected into `rec_corrected`, with how the intent had been settled.
  * Runs before the evidence is collected (see applyReport). Returns how many intents it corrected.
  *
  * The rows probed are only those matched to an intent that was not completed when matched (as in

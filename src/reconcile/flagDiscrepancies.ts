@@ -1,5 +1,6 @@
 import type { Queryable } from '../database/queryable.js';
 import type { Coverage } from './coverage.js';
+import { earlierAttemptSentence, earlierUntil, fromEarlierAttempt } from './earlierAttempt.js';
 import { isoUtc, money } from './sqlText.js';
 import { stuckCondition } from './stuckCondition.js';
 
@@ -36,10 +37,15 @@ export async function flagDiscrepancies(
     lookup: boolean;
     /** Why the run has no report (see applyNoReport), worded into the `unresolved` summaries. */
     noReport?: string;
+    runId: string;
+    /** To judge a row an earlier attempt's (src/reconcile/earlierAttempt.ts). */
+    settlementLagMs: number;
+    clockSkewMs: number;
   },
 ): Promise<void> {
   await createFlagsTable(db);
   await flagDuplicates(db);
+  await flagEarlierExecutions(db, input);
   await flagMismatches(db);
   await flagCorrections(db);
   await flagLateExecutions(db, input);
@@ -74,9 +80,13 @@ async function flagDuplicates(db: Queryable): Promise<void> {
   // primary key, one probe each, in a LATERAL subquery that OFFSET 0 keeps whole: joined, PostgreSQL hashed
   // rec_intents, every candidate of the report, for a few thousand of them (docs/PERFORMANCE.md, "Fewer
   // passes over every row").
+  // The same pass also keeps the intents whose one execution on record is an earlier attempt's, for
+  // flagEarlierExecutions: a second aggregate in the one hash aggregate, rather than a second pass over
+  // every row of rec_evidence to find the few.
   await db.query(
     `CREATE TEMP TABLE rec_twice ON COMMIT DROP AS
-     SELECT intent_id FROM rec_evidence GROUP BY intent_id HAVING count(*) >= 2`,
+     SELECT intent_id, count(*) AS executions, bool_or(earlier) AS earlier
+       FROM rec_evidence GROUP BY intent_id HAVING count(*) >= 2 OR bool_or(earlier)`,
   );
   await db.query('ANALYZE rec_twice');
   await db.query(
@@ -91,11 +101,69 @@ async function flagDuplicates(db: Queryable): Promise<void> {
                                'rows', jsonb_agg(${EVIDENCE_JSON} ORDER BY ${EVIDENCE_ORDER})),
             'duplicate_execution:' || c.intent_id,
             array_agg(e.record_id ORDER BY e.record_id)
-       FROM rec_twice twice
+       FROM (SELECT twice.intent_id FROM rec_twice twice WHERE twice.executions >= 2 OFFSET 0) twice
       CROSS JOIN LATERAL (SELECT c.* FROM rec_intents c WHERE c.intent_id = twice.intent_id OFFSET 0) c
        JOIN rec_evidence e ON e.intent_id = c.intent_id
       GROUP BY c.intent_id, c.attempt, c.reference, c.amount, c.currency, c.status, c.started_at`,
   );
+}
+
+/**
+ * A stuck or completed candidate, claimed again, whose one execution on record is (or may be) an earlier
+ * attempt's (`rec_evidence.earlier`, src/reconcile/earlierAttempt.ts): attempt 1, proven absent or reported
+ * not executed, executed after all. Stuck, the intent stays so (resolveStuckIntents takes the row as no
+ * proof either way); completed, its current attempt executed as well. Either way a person must know now: an
+ * `orphan_partner_record` naming the earlier attempt, under the dedupe key flagOrphans gives the same row
+ * (the partner and the row's identity), so the row is raised once whichever of the two sees it first (it may
+ * have been raised while the current attempt was in flight) and a re-run raises nothing. At risk: the row's
+ * amount, as for any orphan. With a second execution on record the intent is a `duplicate_execution`
+ * instead, which shows both rows. Only the few intents rec_twice kept are read, by primary key.
+ */
+async function flagEarlierExecutions(
+  db: Queryable,
+  input: { partner: string; runId: string },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO rec_flags
+     SELECT 'orphan_partner_record', c.intent_id, c.attempt, e.reference, e.partner_reference, e.amount, e.currency,
+            'The partner reports an execution of ' || ${money('e.amount', 'e.currency')} ||
+              COALESCE(' (reference ' || e.reference || ')', '') ||
+              COALESCE(' (partner reference ' || e.partner_reference || ')', '') ||
+              ' on line ' || e.line ||
+              CASE WHEN e.run_id IS DISTINCT FROM $2::bigint
+                   THEN ' of the report of reconciliation run ' || e.run_id ELSE '' END ||
+              ${earlierAttemptSentence({
+                id: 'c.intent_id',
+                reference: 'c.reference',
+                attempt: 'c.attempt',
+                status: 'i.status',
+                startedAt: 'c.started_at',
+                executedAt: 'e.executed_at',
+                candidate: 'true',
+              })},
+            jsonb_build_object(
+              'rows', jsonb_build_array(${EVIDENCE_JSON}),
+              'intent', jsonb_build_object('intentId', c.intent_id::text, 'status', i.status, 'attempt', c.attempt,
+                                           'reference', c.reference, 'amount', c.amount::text,
+                                           'currency', c.currency),
+              'earlierAttempt', ${earlierJson('c.attempt', 'c.started_at', 'c.earlier_until')}),
+            'orphan_partner_record:' || $1 || ':' || e.identity,
+            ARRAY[e.record_id]
+       FROM (SELECT t.intent_id FROM rec_twice t WHERE t.executions = 1 AND t.earlier OFFSET 0) t
+      CROSS JOIN LATERAL (SELECT c.* FROM rec_intents c WHERE c.intent_id = t.intent_id OFFSET 0) c
+      CROSS JOIN LATERAL (SELECT i.status FROM intents i WHERE i.id = c.intent_id OFFSET 0) i
+       JOIN rec_evidence e ON e.intent_id = c.intent_id`,
+    [input.partner, input.runId],
+  );
+}
+
+/**
+ * SQL: why a row was taken as an earlier attempt's, in a discrepancy's details: the intent's attempt then,
+ * its start, and the instant at or before which its rows are not its own (src/reconcile/earlierAttempt.ts).
+ */
+function earlierJson(attempt: string, startedAt: string, until: string): string {
+  return `jsonb_build_object('currentAttempt', ${attempt}, 'currentAttemptStartedAt', ${isoUtc(startedAt)},
+                             'notCurrentAtOrBefore', ${isoUtc(until)})`;
 }
 
 /**
@@ -246,8 +314,14 @@ async function flagMissing(db: Queryable, coverage: Coverage): Promise<void> {
  * not_executed: the partner executed something we would retry or have refused). A not_executed intent whose
  * settled attempt this row could be the execution of was corrected to completed before (correctLateExecutions)
  * and is no orphan; what is left is a row of an earlier attempt, of an intent claimed again since, or of a
- * rejected one. Each row's record is the
- * one an earlier run had (`rec_known`) or else the one this run stored under the row's `record_id`.
+ * rejected one. Also the rows that are (or may be) an earlier attempt's execution of an intent whose new
+ * attempt is in flight (`in_progress` with its lease running, or `unknown` and not stuck yet: no candidate
+ * of this run, src/reconcile/earlierAttempt.ts): attempt 1 executed while attempt 2 is under way, so a
+ * second charge is likely and a person must know now, not once attempt 2 is settled. The summary then names
+ * the earlier attempt; the dedupe key is the row's, as for every orphan, so the same row flagged again once
+ * attempt 2 is stuck, completed or settled otherwise (here or by flagEarlierExecutions) raises nothing new.
+ * Stuck and completed intents are candidates, and flagEarlierExecutions judges their rows. Each row's record
+ * is the one an earlier run had (`rec_known`) or else the one this run stored under the row's `record_id`.
  *
  * The orphan rows are found first, with their intent, into a table of their own that PostgreSQL then
  * knows the size of, and only they are joined to their records. As one statement, it read every report row
@@ -272,24 +346,33 @@ async function flagMissing(db: Queryable, coverage: Coverage): Promise<void> {
  * reads besides `intents` is one of the run's own, ANALYZEd when it was built.
  * Statuses of the other matched intents are read again: a caller may have settled one meanwhile.
  */
-async function flagOrphans(db: Queryable, input: { partner: string; source: string }): Promise<void> {
+async function flagOrphans(
+  db: Queryable,
+  input: { partner: string; source: string; settlementLagMs: number; clockSkewMs: number },
+): Promise<void> {
   await db.query(
     `CREATE TEMP TABLE rec_orphans ON COMMIT DROP AS
      SELECT r.*, NULL::integer AS intent_attempt, NULL::text AS intent_status, NULL::text AS intent_reference,
-            NULL::numeric AS intent_amount, NULL::text AS intent_currency
+            NULL::numeric AS intent_amount, NULL::text AS intent_currency,
+            NULL::timestamptz AS intent_started_at, NULL::timestamptz AS earlier_until, false AS earlier
        FROM rec_report r
       WHERE r.intent_id IS NULL
         AND NOT EXISTS (SELECT 1 FROM rec_ambiguous a WHERE a.line = r.line)
      UNION ALL
-     SELECT r.*, i.attempt, i.status, i.reference, i.amount, i.currency
+     SELECT r.*, i.attempt, i.status, i.reference, i.amount, i.currency, i.attempt_started_at, i.earlier_until,
+            ${fromEarlierAttempt('r.executed_at', 'i.earlier_until')}
        FROM (SELECT r.* FROM rec_report r
               WHERE r.intent_id IS NOT NULL AND r.intent_completed IS NOT TRUE
                 AND NOT EXISTS (SELECT 1 FROM rec_resolved s
                                  WHERE s.intent_id = r.intent_id AND s.resolution = 'completed')
              OFFSET 0) r
-      CROSS JOIN LATERAL (SELECT i.attempt, i.status, i.reference, i.amount, i.currency
+      CROSS JOIN LATERAL (SELECT i.attempt, i.status, i.reference, i.amount, i.currency, i.attempt_started_at,
+                                 ${earlierUntil('i', '$1', '$2')} AS earlier_until
                             FROM intents i WHERE i.id = r.intent_id OFFSET 0) i
-      WHERE i.status IN ('rejected', 'not_executed')`,
+      WHERE i.status IN ('rejected', 'not_executed')
+         OR (i.status IN ('in_progress', 'unknown') AND ${fromEarlierAttempt('r.executed_at', 'i.earlier_until')}
+             AND NOT EXISTS (SELECT 1 FROM rec_intents c WHERE c.intent_id = r.intent_id))`,
+    [input.settlementLagMs, input.clockSkewMs],
   );
   await db.query('ANALYZE rec_orphans');
   await db.query(
@@ -301,6 +384,15 @@ async function flagOrphans(db: Queryable, input: { partner: string; source: stri
               COALESCE(' (partner reference ' || r.partner_reference || ')', '') ||
               ' on line ' || r.line ||
               CASE WHEN r.intent_id IS NULL THEN ' that matches no intent of ours.'
+                   WHEN r.earlier THEN ${earlierAttemptSentence({
+                     id: 'r.intent_id',
+                     reference: 'r.intent_reference',
+                     attempt: 'r.intent_attempt',
+                     status: 'r.intent_status',
+                     startedAt: 'r.intent_started_at',
+                     executedAt: 'r.executed_at',
+                     candidate: 'false',
+                   })}
                    ELSE ' for intent ' || r.intent_id || ', which we recorded as ' || r.intent_status ||
                         ': the partner executed something we believe did not happen.' END,
             jsonb_build_object(
@@ -312,7 +404,11 @@ async function flagOrphans(db: Queryable, input: { partner: string; source: stri
                              ELSE jsonb_build_object('intentId', r.intent_id::text, 'status', r.intent_status,
                                                      'attempt', r.intent_attempt, 'reference', r.intent_reference,
                                                      'amount', r.intent_amount::text,
-                                                     'currency', r.intent_currency) END),
+                                                     'currency', r.intent_currency) END)
+              || CASE WHEN r.earlier
+                      THEN jsonb_build_object('earlierAttempt',
+                             ${earlierJson('r.intent_attempt', 'r.intent_started_at', 'r.earlier_until')})
+                      ELSE '{}'::jsonb END,
             'orphan_partner_record:' || $1 || ':' || r.identity,
             ARRAY[pr.id]
        FROM rec_orphans r
@@ -367,11 +463,13 @@ async function flagAmbiguous(db: Queryable, input: { partner: string; source: st
 }
 
 /**
- * Stuck past the partner's deadline with nothing on record either way, and still stuck now (an intent a
- * caller settled meanwhile is not flagged). One per (intent, attempt): a run without a report raises it
- * under the same key, so neither kind of run raises one twice. Its summary says why nobody can tell: no
- * report covers the intent, or, in a run without a report, that none arrived (`noReport`, such as "no file
- * matches reports/acme-pay/*.csv"), never that one was read.
+ * Stuck past the partner's deadline and not settled by this run, and still stuck now (an intent a caller
+ * settled meanwhile is not flagged). One per (intent, attempt): a run without a report raises it under the
+ * same key, so neither kind of run raises one twice. Usually nothing is on record either way, and the
+ * summary says why nobody can tell: no report covers the intent, or, in a run without a report, that none
+ * arrived (`noReport`, such as "no file matches reports/acme-pay/*.csv"), never that one was read. An intent
+ * claimed again may also have only an earlier attempt's execution on record, which settles nothing
+ * (resolveStuckIntents) and is flagged on its own (flagEarlierExecutions): the summary then says so.
  */
 async function flagUnresolved(
   db: Queryable,
@@ -384,14 +482,17 @@ async function flagUnresolved(
      SELECT 'unresolved', c.intent_id, c.attempt, c.reference, c.partner_reference, c.amount, c.currency,
             'Nobody can tell whether the partner executed ' || ${INTENT_NAME} || ' for ' ||
               ${money('c.amount', 'c.currency')} || ': it has been ' || c.status || ' since attempt ' || c.attempt ||
-              ' started at ' || ${isoUtc('c.started_at')} || ', past the partner''s deadline, and ' || ${why},
+              ' started at ' || ${isoUtc('c.started_at')} || ', past the partner''s deadline, and ' ||
+              CASE WHEN EXISTS (SELECT 1 FROM rec_evidence e WHERE e.intent_id = c.intent_id)
+                   THEN 'the only executions on record are an earlier attempt''s.'
+                   ELSE ${why} END,
             jsonb_build_object('intent', ${INTENT_JSON}, 'createdAt', ${isoUtc('c.created_at')}),
             'unresolved:' || c.intent_id || ':' || c.attempt,
             '{}'::bigint[]
        FROM rec_intents c
        JOIN intents i ON i.id = c.intent_id AND i.attempt = c.attempt AND ${stuckCondition('i', '$1')}
-      WHERE c.role = 'stuck' AND c.past_deadline AND NOT c.absence_proves
-        AND NOT EXISTS (SELECT 1 FROM rec_evidence e WHERE e.intent_id = c.intent_id)`,
+      WHERE c.role = 'stuck' AND c.past_deadline
+        AND NOT EXISTS (SELECT 1 FROM rec_resolved s WHERE s.intent_id = c.intent_id)`,
     noReport === undefined ? [stuckAfterMs] : [stuckAfterMs, noReport],
   );
 }

@@ -9,8 +9,14 @@ export interface Resolution {
 
 /**
  * Settles the stuck candidates the evidence decides, into `rec_resolved (intent_id, attempt, resolution)`:
- * - at least one execution on record -> `completed`, with the partner reference of the earliest one;
- * - none, and its absence is proven (see collectCandidates) -> `not_executed`, which the next claim retries.
+ * - at least one execution of its current attempt on record -> `completed`, with the partner reference of
+ *   the earliest one;
+ * - none on record at all, and its absence is proven (see collectCandidates) -> `not_executed`, which the
+ *   next claim retries.
+ * An execution that is (or may be) an earlier attempt's (`rec_evidence.earlier`, src/reconcile/earlierAttempt.ts:
+ * an intent claimed again whose first attempt the partner executed after all) decides neither: it is no
+ * proof that the current attempt executed, and with it on record a proof that the current attempt did not
+ * would make the next claim charge a second time. The intent stays stuck and flagDiscrepancies tells a person.
  * The current attempt row gets the same resolution, by whom and when (see {@link resolveAttempt}).
  *
  * Fenced: each UPDATE repeats the stuck condition and the attempt number in its WHERE. A caller's answer
@@ -31,7 +37,7 @@ export async function resolveStuckIntents(
     `WITH decided AS (
        SELECT DISTINCT ON (c.intent_id) c.intent_id, c.attempt, e.partner_reference
          FROM rec_intents c
-         JOIN rec_evidence e ON e.intent_id = c.intent_id
+         JOIN rec_evidence e ON e.intent_id = c.intent_id AND NOT e.earlier
         WHERE c.role = 'stuck'
         ORDER BY c.intent_id, e.executed_at NULLS LAST, e.run_id, e.line, e.record_id
      ), done AS (
