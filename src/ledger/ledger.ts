@@ -221,19 +221,22 @@ export class Ledger {
    * without the read: a key the read did not find may be a contender's insert its snapshot cannot see, and
    * an in_progress or unknown row may be settling in a transaction the claim's insert then waits for
    * (test/ledger/claimWaits.test.ts runs under both orders). Later rounds claim straight away. What round 0
-   * found feeds the claim order.
+   * found feeds the claim order: whether the key's row alone answered the delivery, which is all the read
+   * first saves (a duplicate of an unknown or in-flight intent goes on to the claim in either order).
    */
   private async firstClaim(input: ClaimInput, round: number): Promise<FirstClaimOutcome> {
     if (round > 0) return claimNewIntent(this.pool, input);
     if (this.claimOrder.readFirst()) {
       const existing = await readIntentByKey(this.pool, input.partner, input.key);
-      this.claimOrder.observe(existing !== undefined);
-      if (existing !== undefined && settledForGood(existing, input.fingerprint))
-        return { claimed: false, existing };
+      const answered = existing !== undefined && settledForGood(existing, input.fingerprint);
+      this.claimOrder.observe(answered);
+      if (answered) return { claimed: false, existing };
       return claimNewIntent(this.pool, input);
     }
     const first = await claimNewIntent(this.pool, input);
-    this.claimOrder.observe(!first.claimed);
+    this.claimOrder.observe(
+      !first.claimed && first.existing !== undefined && settledForGood(first.existing, input.fingerprint),
+    );
     return first;
   }
 

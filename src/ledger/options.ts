@@ -66,7 +66,7 @@ export interface LedgerOptions {
   /**
    * Which statement a claim sends first, the claim or a read of the key (src/ledger/claimOrder.ts). A cost
    * choice only: every order gives the same outcomes. `adaptive` reads first while most of this ledger's
-   * recent claims were duplicate deliveries.
+   * recent claims were duplicate deliveries the key's row alone answered (a settled key, another payload).
    * @default 'adaptive'
    */
   claimOrder?: ClaimOrderMode;

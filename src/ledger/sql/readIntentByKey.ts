@@ -14,9 +14,9 @@ const READ_BY_KEY = preparedStatement(
 /**
  * The intent under (partner, key) as a plain read sees it, or `undefined`: what the claim reads of an existing
  * intent ({@link ExistingIntentRow}), without the insert. The ledger sends it before the claim only while
- * most of its recent claims found their key taken (claimOrder.ts): a duplicate delivery is then one prepared
- * SELECT, which locks nothing but the table and the one index it reads, where the claim's statement opens
- * and locks every index of `intents` for its insert even when the insert finds the key taken.
+ * most of its recent claims were answered by the key's row alone (claimOrder.ts): such a duplicate is then
+ * one prepared SELECT, which locks nothing but the table and the one index it reads, where the claim's
+ * statement opens and locks every index of `intents` for its insert even when the insert finds the key taken.
  *
  * The caller trusts what it returns exactly as it trusts the claim's own read: only for what cannot change
  * (another fingerprint, a final status). Anything else, and a key it does not find (a contender's insert may
