@@ -28,7 +28,7 @@ import { type AttemptLease, LeaseTimers } from './leaseTimers.js';
 import { LedgerMetrics } from './metrics.js';
 import type { ResolvedLedgerOptions } from './options.js';
 import { type PurgeOptions, type PurgeResult, purgeExpired } from './purge.js';
-import { replayOrRefuse } from './replayOrRefuse.js';
+import { replayFinal, replayOrRefuse } from './replayOrRefuse.js';
 import {
   type ClaimInput,
   claimNewIntent,
@@ -38,7 +38,7 @@ import {
 import { type CompletedRow, type CompletionInput, completeAttempt } from './sql/completeAttempt.js';
 import { correctNotExecutedIntent } from './sql/correctNotExecutedIntent.js';
 import { getIntentById, getIntentWithAttempts } from './sql/getIntentWithAttempts.js';
-import { readIntentByKey } from './sql/readIntentByKey.js';
+import { type KeyedIntentRow, readIntentByKey } from './sql/readIntentByKey.js';
 import { type ReclaimOutcome, reclaimIntent } from './sql/reclaimIntent.js';
 import { type FailedOutcome, settleAttemptWithoutExecution } from './sql/settleAttemptWithoutExecution.js';
 import { inDatabase, type StepContext, unavailable } from './unavailable.js';
@@ -133,7 +133,25 @@ export class Ledger {
       input.amount,
       input.currency,
     );
-    const labels = { partner: spec.partner };
+    // A plain read of the key first, when the claim order says so (claimOrder.ts): a duplicate that the key's
+    // row alone answers (another payload, a final outcome) is then one prepared SELECT. Anything else goes on
+    // to the claim's statements, as without the read: a key the read did not find may be a contender's insert
+    // its snapshot cannot see, and an in_progress or unknown row may be settling in a transaction the claim's
+    // insert then waits for (test/ledger/claimWaits.test.ts runs under both orders).
+    const readFirst = this.claimOrder.readFirst();
+    if (readFirst) {
+      let row: KeyedIntentRow | undefined;
+      try {
+        row = await readIntentByKey(this.pool, input.partner, input.key);
+      } catch (error) {
+        throw unavailable('claiming', spec, error);
+      }
+      if (row !== undefined && settledForGood(row, print)) {
+        this.claimOrder.observe(true);
+        return this.answerFromRow(row, spec, print);
+      }
+      this.claimOrder.observe(false);
+    }
     // Spelled out: spreading `input` into a literal was a large share of this method's own CPU
     // (docs/PERFORMANCE.md, "The ledger's hot path").
     const claimInput: ClaimInput = {
@@ -148,6 +166,7 @@ export class Ledger {
       owner: this.options.owner,
       partnerHonoursKey: input.partnerHonoursKey,
     };
+    const labels = { partner: spec.partner };
     for (let round = 0; round < MAX_CLAIM_ROUNDS; round++) {
       // Timed from before the claim is sent: PostgreSQL starts the lease later than this, so the abort
       // computed from here always fires before the lease really ends, whatever the network latency. On the
@@ -158,7 +177,7 @@ export class Ledger {
       // beside its SQL (docs/PERFORMANCE.md).
       let first: FirstClaimOutcome;
       try {
-        first = await this.firstClaim(claimInput, round);
+        first = await claimNewIntent(this.pool, claimInput);
       } catch (error) {
         throw unavailable('claiming', spec, error);
       }
@@ -169,11 +188,13 @@ export class Ledger {
       // row it shows may be settled by now. Those, and a row its snapshot could not see, are read again by
       // the re-claim's statement, after the wait. A replay of a settled key stays one round trip.
       const seen = first.claimed ? undefined : first.existing;
-      const outcome: ClaimOutcome = first.claimed
+      const answered = seen !== undefined && settledForGood(seen, print);
+      // What the first claim of a delivery found feeds the claim order, unless a read already did.
+      if (round === 0 && !readFirst) this.claimOrder.observe(answered);
+      if (answered) return this.answerFromRow(seen, spec, print);
+      const outcome: ReclaimOutcome = first.claimed
         ? { claimed: true, ...first.row }
-        : seen !== undefined && settledForGood(seen, print)
-          ? { claimed: false, intent: seen }
-          : await inDatabase('claiming', spec, () => reclaimIntent(this.pool, claimInput));
+        : await inDatabase('claiming', spec, () => reclaimIntent(this.pool, claimInput));
       if (outcome.claimed) {
         this.metrics.claims.inc(labels);
         const lease = this.leaseTimers.arm(
@@ -215,29 +236,16 @@ export class Ledger {
   }
 
   /**
-   * The first statement(s) of a claim round: in round 0, a read of the key first when the claim order says so
-   * (claimOrder.ts), then the claim's statement unless the read settled it: another payload under the key,
-   * or a final outcome. Anything else goes on to the claim's statement, so that it behaves as it does
-   * without the read: a key the read did not find may be a contender's insert its snapshot cannot see, and
-   * an in_progress or unknown row may be settling in a transaction the claim's insert then waits for
-   * (test/ledger/claimWaits.test.ts runs under both orders). Later rounds claim straight away. What round 0
-   * found feeds the claim order: whether the key's row alone answered the delivery, which is all the read
-   * first saves (a duplicate of an unknown or in-flight intent goes on to the claim in either order).
+   * The answer to a delivery from a row that settles it by itself ({@link settledForGood}): a conflict with
+   * another payload under the key, or the replay (or rejection) of its final outcome.
    */
-  private async firstClaim(input: ClaimInput, round: number): Promise<FirstClaimOutcome> {
-    if (round > 0) return claimNewIntent(this.pool, input);
-    if (this.claimOrder.readFirst()) {
-      const existing = await readIntentByKey(this.pool, input.partner, input.key);
-      const answered = existing !== undefined && settledForGood(existing, input.fingerprint);
-      this.claimOrder.observe(answered);
-      if (answered) return { claimed: false, existing };
-      return claimNewIntent(this.pool, input);
+  private answerFromRow(row: KeyedIntentRow, spec: IntentSpec, print: string): Replay {
+    const context = { partner: spec.partner, key: spec.key, intentId: row.id };
+    if (row.fingerprint !== print) {
+      this.metrics.conflicts.inc({ partner: spec.partner });
+      throw new IdempotencyKeyConflictError(context);
     }
-    const first = await claimNewIntent(this.pool, input);
-    this.claimOrder.observe(
-      !first.claimed && first.existing !== undefined && settledForGood(first.existing, input.fingerprint),
-    );
-    return first;
+    return replayFinal(row, context, this.metrics, this.log);
   }
 
   /**
@@ -530,9 +538,6 @@ export class Ledger {
   }
 }
 
-/** A claim's statements' answer: a new attempt, or the intent as read (by the first statement or the re-claim). */
-type ClaimOutcome = ReclaimOutcome | { claimed: false; intent: ExistingIntentRow | undefined };
-
 /** A claim as the ledger holds it: the attempt with its lease. */
 interface LeasedClaim {
   kind: 'leased';
@@ -557,7 +562,7 @@ function delay(ms: number): Promise<void> {
  * Whether a row read for a delivery already decides its answer whatever happens next: another payload under
  * the key (a conflict), or an outcome nothing moves an intent out of (completed, rejected).
  */
-function settledForGood(row: ExistingIntentRow, fingerprint: string): boolean {
+function settledForGood(row: KeyedIntentRow, fingerprint: string): boolean {
   return (
     row.fingerprint !== fingerprint ||
     row.status === IntentStatus.Completed ||

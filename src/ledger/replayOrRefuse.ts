@@ -6,6 +6,7 @@ import { IntentStatus } from '../shared/status.js';
 import type { Replay } from '../shared/types.js';
 import type { LedgerMetrics } from './metrics.js';
 import type { ExistingIntentRow } from './sql/claimIntent.js';
+import type { KeyedIntentRow } from './sql/readIntentByKey.js';
 
 /**
  * What a delivery gets for an intent it may not claim (same key, same payload): the stored result of a
@@ -20,26 +21,8 @@ export function replayOrRefuse(
 ): Replay {
   switch (existing.status) {
     case IntentStatus.Completed:
-      metrics.replays.inc({ partner: context.partner });
-      log.info({ ...context, attempt: existing.attempt }, 'duplicate suppressed: replaying stored result');
-      return {
-        kind: 'replay',
-        result: {
-          intentId: existing.id,
-          status: 'completed',
-          replayed: true,
-          attempt: existing.attempt,
-          partnerReference: existing.partner_reference,
-          response: existing.response,
-        },
-      };
     case IntentStatus.Rejected:
-      metrics.replays.inc({ partner: context.partner });
-      throw new IntentRejectedError({
-        ...context,
-        reason: existing.reason as RejectionReason,
-        replayed: true,
-      });
+      return replayFinal(existing, context, metrics, log);
     case IntentStatus.InProgress:
       if (existing.lease_running) {
         metrics.inFlightRefusals.inc({ partner: context.partner });
@@ -57,4 +40,39 @@ export function replayOrRefuse(
   }
   // not_executed is claimable (the caller claims again); the schema allows no other status.
   throw new Error(`intent ${existing.id} reached replayOrRefuse as ${existing.status}`);
+}
+
+/**
+ * What a delivery gets for an intent with a final outcome (completed, rejected): the stored result, or the
+ * rejection again. Needs only what a plain read of the key returns ({@link KeyedIntentRow}).
+ */
+export function replayFinal(
+  existing: KeyedIntentRow,
+  context: { partner: string; key: string; intentId: string },
+  metrics: LedgerMetrics,
+  log: Logger,
+): Replay {
+  if (existing.status === IntentStatus.Completed) {
+    metrics.replays.inc({ partner: context.partner });
+    log.info(
+      { partner: context.partner, key: context.key, intentId: context.intentId, attempt: existing.attempt },
+      'duplicate suppressed: replaying stored result',
+    );
+    return {
+      kind: 'replay',
+      result: {
+        intentId: existing.id,
+        status: 'completed',
+        replayed: true,
+        attempt: existing.attempt,
+        partnerReference: existing.partner_reference,
+        response: existing.response,
+      },
+    };
+  }
+  if (existing.status === IntentStatus.Rejected) {
+    metrics.replays.inc({ partner: context.partner });
+    throw new IntentRejectedError({ ...context, reason: existing.reason as RejectionReason, replayed: true });
+  }
+  throw new Error(`intent ${existing.id} reached replayFinal as ${existing.status}`);
 }

@@ -21,23 +21,29 @@ export interface ValidatedSpec {
  */
 const MAX_TEXT_BYTES = { partner: 256, key: 2_048, reference: 2_048 } as const;
 
+const REQUIRED_FIELDS = ['partner', 'operation', 'key'] as const;
+const TEXT_FIELDS = ['partner', 'operation', 'key', 'reference'] as const;
+// Module constants rather than literals in the loop: a literal array or RegExp is a new object each time it is
+// evaluated, and this runs on every claim and every replay.
+const LONE_SURROGATE = /\p{Cs}/u;
+
 /**
  * Refuses what the schema could not store faithfully, or what no partner could have been asked to move,
  * with a TypeError naming the field. `subMinorUnitPartners` is `LedgerOptions.subMinorUnitPartners`.
  */
 export function validateSpec(spec: IntentSpec, subMinorUnitPartners: ReadonlySet<string>): ValidatedSpec {
-  for (const field of ['partner', 'operation', 'key'] as const) {
+  for (const field of REQUIRED_FIELDS) {
     if (typeof spec[field] !== 'string' || spec[field].length === 0) {
       throw new TypeError(`intent ${field} must be a non-empty string`);
     }
   }
-  for (const field of ['partner', 'operation', 'key', 'reference'] as const) {
+  for (const field of TEXT_FIELDS) {
     const value = spec[field];
     if (typeof value !== 'string') continue;
     // PostgreSQL text cannot hold NUL, and the driver would silently turn a lone surrogate into U+FFFD,
     // merging different keys into one intent: refuse both before anything is written.
     if (value.includes('\u0000')) throw new TypeError(`intent ${field} must not contain NUL (\\u0000)`);
-    if (/\p{Cs}/u.test(value))
+    if (LONE_SURROGATE.test(value))
       throw new TypeError(`intent ${field} must be well-formed Unicode (it holds a lone surrogate)`);
     const max = field === 'operation' ? undefined : MAX_TEXT_BYTES[field];
     if (max !== undefined && Buffer.byteLength(value, 'utf8') > max) {

@@ -142,7 +142,9 @@ describe('hostile input: keys, references, partner names and payloads round-trip
       operation: 'op',
       key,
       payload: { key },
-      reference: randomText(2_048),
+      // A reference may not begin or end with whitespace (validateSpec.ts), and random printable text does
+      // about one time in fifty: its ends are pinned, the 2,046 characters between stay random.
+      reference: `R${randomText(2_046)}R`,
     };
     await roundTrip(s, randomText(2_048));
   });
