@@ -28,6 +28,7 @@ import { createLedger, poolOf } from '../src/ledger/createLedger.js';
 import type { Ledger } from '../src/ledger/ledger.js';
 import { claimNewIntent as claimIntent } from '../src/ledger/sql/claimIntent.js';
 import { completeAttempt } from '../src/ledger/sql/completeAttempt.js';
+import { readIntentByKey } from '../src/ledger/sql/readIntentByKey.js';
 import type { Logger } from '../src/shared/logger.js';
 import type { IntentSpec } from '../src/shared/types.js';
 import { benchMixedDeliveries, type MixedFigures } from './ledgerMixed.js';
@@ -421,6 +422,7 @@ async function explainHotStatements(
     completeAttempt(db, { intentId: '0', attempt: 1, partnerReference: 'nsu', response: null, by: 'caller' }),
   );
   const replayClaim = await captureStatement((db) => claimIntent(db, claimInput(specFor(replayKey))));
+  const replayRead = await captureStatement((db) => readIntentByKey(db, PARTNER, replayKey));
   const out: { name: string; plan: string }[] = [];
   const explain = async (
     pool: Pool,
@@ -458,6 +460,12 @@ async function explainHotStatements(
     'ledger replay: the claim on a completed key (reads it, inserts nothing)',
     replayClaim.text,
     replayClaim.values,
+  );
+  await explain(
+    ledgerPool,
+    'ledger replay: the plain read of the key (readIntentByKey, while duplicates dominate)',
+    replayRead.text,
+    replayRead.values,
   );
   await explain(baselinePool, 'baseline claim', BASELINE_CLAIM, [PARTNER, 'explain-b1', 'f', LEASE_MS]);
   await explain(
