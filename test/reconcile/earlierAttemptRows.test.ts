@@ -13,6 +13,8 @@ import {
   notExecutedIntent,
   partnerName,
   place,
+  provenAbsent,
+  seenRow,
   snapshot,
   spec,
   unknownIntent,
@@ -40,20 +42,6 @@ describe('reconcile: a row of an earlier attempt of an intent claimed again', ()
     coverage = { from: base, to: minutes(base, 400) };
   });
 
-  /** Report 1: `seen` executed, `missed` (attempt 1, started at base + 60) proven absent. */
-  async function provenAbsent(partner: string, ref = 'missed'): Promise<string> {
-    const seen = await unknownIntent(fx.ledger, spec(partner, `${ref}-seen`));
-    await place(fx.sql, seen, { startedAt: minutes(base, 30) });
-    const missed = await unknownIntent(fx.ledger, spec(partner, ref));
-    await place(fx.sql, missed, { startedAt: minutes(base, 60) });
-    const first = writeCsv(fx.dir, `${partner}-${ref}-1.csv`, [
-      { reference: `${ref}-seen`, nsu: `${ref}-S`, amount: '10.00', executedAt: minutes(base, 31) },
-    ]);
-    const [run] = await reconcile({ pool: fx.sql, reconciler: csvReconciler(partner, first, { coverage }) });
-    expect(run.resolved, String(run.error)).to.deep.equal({ completed: 1, notExecuted: 1 });
-    return missed;
-  }
-
   /** Attempt 2 of `ref` claimed now, its lease running (a worker is calling the partner). */
   async function claimAgain(partner: string, ref = 'missed'): Promise<void> {
     const claim = await fx.ledger.begin(spec(partner, ref));
@@ -78,7 +66,7 @@ describe('reconcile: a row of an earlier attempt of an intent claimed again', ()
 
   it('attempt 2 in flight: the row is an orphan naming the earlier attempt, raised once, attempt 2 untouched', async () => {
     const partner = partnerName('inflight');
-    const missed = await provenAbsent(partner);
+    const missed = await provenAbsent(fx, partner, { base, coverage });
     await claimAgain(partner);
 
     const report = writeCsv(fx.dir, `${partner}-2.csv`, [attempt1Row()]);
@@ -125,15 +113,12 @@ describe('reconcile: a row of an earlier attempt of an intent claimed again', ()
 
   it('attempt 2 stuck: the row does not complete it, nor does a covering report prove it absent', async () => {
     const partner = partnerName('stuck');
-    const missed = await provenAbsent(partner);
+    const missed = await provenAbsent(fx, partner, { base, coverage });
     // Attempt 2 started at base + 200, well after attempt 1's window (base + 135); its own window ends at
     // base + 275, inside the coverage: without the row, this report would prove it absent.
     await stuckAgain(partner, missed, 200);
 
-    const report = writeCsv(fx.dir, `${partner}-2.csv`, [
-      { reference: 'missed-seen', nsu: 'missed-S', amount: '10.00', executedAt: minutes(base, 31) },
-      attempt1Row(),
-    ]);
+    const report = writeCsv(fx.dir, `${partner}-2.csv`, [seenRow(base), attempt1Row()]);
     const [run] = await reconcile({ pool: fx.sql, reconciler: csvReconciler(partner, report, { coverage }) });
     expect(run.status, String(run.error)).to.equal('succeeded');
     expect(run.resolved).to.deep.equal({ completed: 0, notExecuted: 0 });
@@ -155,9 +140,7 @@ describe('reconcile: a row of an earlier attempt of an intent claimed again', ()
 
     // A later report covering attempt 2 without the row: attempt 1's execution is still on record, so
     // attempt 2's absence settles nothing (not_executed would have the next delivery charge again).
-    const later = writeCsv(fx.dir, `${partner}-3.csv`, [
-      { reference: 'missed-seen', nsu: 'missed-S', amount: '10.00', executedAt: minutes(base, 31) },
-    ]);
+    const later = writeCsv(fx.dir, `${partner}-3.csv`, [seenRow(base)]);
     const [third] = await reconcile({
       pool: fx.sql,
       reconciler: csvReconciler(partner, later, { coverage }),
@@ -179,7 +162,7 @@ describe('reconcile: a row of an earlier attempt of an intent claimed again', ()
   it('attempt 2 unknown (its caller saw a reset): the row leaves it unknown, one orphan', async () => {
     const partner = partnerName('unknown2');
     const missedSpec = spec(partner, 'missed');
-    const missed = await provenAbsent(partner);
+    const missed = await provenAbsent(fx, partner, { base, coverage });
     await unknownIntent(fx.ledger, missedSpec);
     await place(fx.sql, missed, { startedAt: minutes(base, 200), createdAt: minutes(base, 60) });
     expect(await intentRow(fx.sql, missed)).to.deep.include({ status: 'unknown', attempt: 2 });
@@ -193,7 +176,7 @@ describe('reconcile: a row of an earlier attempt of an intent claimed again', ()
 
   it("in doubt (dated within both attempts' windows): attempt 2 is left stuck and the row flagged", async () => {
     const partner = partnerName('doubt');
-    const missed = await provenAbsent(partner);
+    const missed = await provenAbsent(fx, partner, { base, coverage });
     // Attempt 2 started at base + 120, inside attempt 1's window (up to base + 135). A row at base + 125 is
     // after attempt 2's start minus clockSkew (base + 105), so it could be attempt 2's, and before the end of
     // attempt 1's window, so it could be attempt 1's.
@@ -209,7 +192,7 @@ describe('reconcile: a row of an earlier attempt of an intent claimed again', ()
 
   it("with attempt 2's own row beside it: completed with attempt 2's reference, and a duplicate", async () => {
     const partner = partnerName('both');
-    const missed = await provenAbsent(partner);
+    const missed = await provenAbsent(fx, partner, { base, coverage });
     await stuckAgain(partner, missed, 200);
     // Attempt 2's execution dated 5 minutes before its start by our clock: within clockSkew, and long
     // after attempt 1's window, so it is attempt 2's.
@@ -233,7 +216,7 @@ describe('reconcile: a row of an earlier attempt of an intent claimed again', ()
 
   it('attempt 2 completed by its caller, then attempt 1 shown: flagged, not taken as attempt 2', async () => {
     const partner = partnerName('completed');
-    const missed = await provenAbsent(partner);
+    const missed = await provenAbsent(fx, partner, { base, coverage });
     await claimAgain(partner);
     await fx.ledger.complete(missed, 2, { partnerReference: 'missed-A2' });
     await place(fx.sql, missed, { startedAt: minutes(base, 200), createdAt: minutes(base, 60) });
@@ -279,7 +262,7 @@ describe('reconcile: a row of an earlier attempt of an intent claimed again', ()
 
   it('attempt 2 not executed again: the orphan says the next delivery would charge again', async () => {
     const partner = partnerName('again');
-    const missed = await provenAbsent(partner);
+    const missed = await provenAbsent(fx, partner, { base, coverage });
     await fx.ledger
       .run(spec(partner, 'missed'), async () => {
         throw new PartnerNotExecuted('429');
@@ -297,7 +280,7 @@ describe('reconcile: a row of an earlier attempt of an intent claimed again', ()
   it('only under a key the partner honours is an earlier attempt the same execution', async () => {
     const partner = partnerName('honoured');
     // `missed` as before; `kept` claimed attempt 2 from unknown under a key the partner deduplicates on.
-    const missed = await provenAbsent(partner);
+    const missed = await provenAbsent(fx, partner, { base, coverage });
     await stuckAgain(partner, missed, 200);
     const keptSpec = spec(partner, 'kept', { partnerHonoursKey: true });
     const kept = await unknownIntent(fx.ledger, keptSpec);

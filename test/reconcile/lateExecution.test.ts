@@ -11,7 +11,9 @@ import {
   notExecutedIntent,
   partnerName,
   place,
+  provenAbsent,
   rejectedIntent,
+  seenRow,
   snapshot,
   spec,
   unknownIntent,
@@ -36,31 +38,17 @@ describe('reconcile: a report shows the execution of a not_executed intent', () 
     coverage = { from: base, to: minutes(base, 400) };
   });
 
-  /** Report 1: `seen` executed, `missed` proven absent (not_executed, attempt 1). Returns missed's id. */
-  async function provenAbsent(partner: string): Promise<string> {
-    const seen = await unknownIntent(fx.ledger, spec(partner, 'seen'));
-    await place(fx.sql, seen, { startedAt: minutes(base, 30) });
-    const missed = await unknownIntent(fx.ledger, spec(partner, 'missed'));
-    await place(fx.sql, missed, { startedAt: minutes(base, 60) });
-    const first = writeCsv(fx.dir, `${partner}-1.csv`, [
-      { reference: 'seen', nsu: 'L-1', amount: '10.00', executedAt: minutes(base, 31) },
-    ]);
-    const [run] = await reconcile({ pool: fx.sql, reconciler: csvReconciler(partner, first, { coverage }) });
-    expect(run.resolved).to.deep.equal({ completed: 1, notExecuted: 1 });
-    return missed;
-  }
-
   /** Report 2: the first one corrected, with `missed` executed a minute after attempt 1 started. */
   function correctedReport(partner: string): string {
     return writeCsv(fx.dir, `${partner}-2.csv`, [
-      { reference: 'seen', nsu: 'L-1', amount: '10.00', executedAt: minutes(base, 31) },
+      seenRow(base),
       { reference: 'missed', nsu: 'L-2', amount: '10.00', executedAt: minutes(base, 61) },
     ]);
   }
 
   it('proven absent, then shown: completed with its partner reference, one late_completion saying both', async () => {
     const partner = partnerName('proof');
-    const missed = await provenAbsent(partner);
+    const missed = await provenAbsent(fx, partner, { base, coverage });
     const [run] = await reconcile({
       pool: fx.sql,
       reconciler: csvReconciler(partner, correctedReport(partner), { coverage }),
@@ -142,7 +130,7 @@ describe('reconcile: a report shows the execution of a not_executed intent', () 
 
   it('claimed again before report 2 and not executed again: the row is the earlier attempt, an orphan as before', async () => {
     const partner = partnerName('reclaimed');
-    const missed = await provenAbsent(partner);
+    const missed = await provenAbsent(fx, partner, { base, coverage });
     // The next delivery claims attempt 2 an hour later; the partner answers 429 (not executed).
     const missedSpec = spec(partner, 'missed');
     await fx.ledger
@@ -165,7 +153,7 @@ describe('reconcile: a report shows the execution of a not_executed intent', () 
 
   it('claimed again and in flight when report 2 arrives: untouched but flagged at once, and a duplicate once attempt 2 is listed', async () => {
     const partner = partnerName('inflight');
-    const missed = await provenAbsent(partner);
+    const missed = await provenAbsent(fx, partner, { base, coverage });
     const claim = await fx.ledger.begin(spec(partner, 'missed'));
     if (claim.kind !== 'claimed') throw new Error('expected a claim of attempt 2');
     expect(claim.attempt).to.equal(2);
@@ -190,7 +178,7 @@ describe('reconcile: a report shows the execution of a not_executed intent', () 
 
   it('re-running report 2 corrects nothing more, raises nothing and changes no table', async () => {
     const partner = partnerName('rerun');
-    await provenAbsent(partner);
+    await provenAbsent(fx, partner, { base, coverage });
     const file = correctedReport(partner);
     const [first] = await reconcile({ pool: fx.sql, reconciler: csvReconciler(partner, file, { coverage }) });
     expect(first.corrected).to.equal(1);
@@ -220,7 +208,7 @@ describe('reconcile: a report shows the execution of a not_executed intent', () 
   });
   it('a row of the same reference dated after the window a proof looks at is another execution: no correction, an orphan', async () => {
     const partner = partnerName('later');
-    const missed = await provenAbsent(partner);
+    const missed = await provenAbsent(fx, partner, { base, coverage });
     // Days later in the partner's clock (far past start + settlementLag + clockSkew): a message to the same
     // recipient sent by somebody else, a new charge of the same order code. It is not attempt 1's execution.
     const later = writeCsv(fx.dir, `${partner}-later.csv`, [

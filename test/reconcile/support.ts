@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { Pool } from 'pg';
 import type { Ledger } from '../../src/ledger/ledger.js';
 import type { LedgerOptions } from '../../src/ledger/options.js';
+import { reconcile } from '../../src/reconcile/reconcile.js';
 import type { ReconcilerApiSource, ReconcilerConfig } from '../../src/reconcile/reconcilerConfig.js';
 import type { CsvSourceConfig } from '../../src/reports/csvSourceConfig.js';
 import { PartnerNotExecuted, PartnerRejected } from '../../src/shared/errors/index.js';
@@ -285,4 +286,34 @@ export function noDiscrepancies() {
     late_completion: 0,
     ambiguous_match: 0,
   };
+}
+
+/** The execution of `${ref}-seen` in {@link provenAbsent}'s report: a later report repeats it as the same row. */
+export function seenRow(base: Date, ref = 'missed'): CsvRow {
+  return { reference: `${ref}-seen`, nsu: `${ref}-S`, amount: '10.00', executedAt: minutes(base, 31) };
+}
+
+/**
+ * Report 1 of the stories where a `not_executed` intent's execution turns up later (lateExecution,
+ * earlierAttemptRows): intent `${ref}-seen`, attempt started at base + 30, executed ({@link seenRow}); intent
+ * `ref`, attempt 1 started at base + 60, absent from a report whose coverage holds it, so proven
+ * `not_executed`. Returns `ref`'s intent id.
+ */
+export async function provenAbsent(
+  fx: Fixture,
+  partner: string,
+  at: { base: Date; coverage: { from: Date; to: Date } },
+  ref = 'missed',
+): Promise<string> {
+  const seen = await unknownIntent(fx.ledger, spec(partner, `${ref}-seen`));
+  await place(fx.sql, seen, { startedAt: minutes(at.base, 30) });
+  const missed = await unknownIntent(fx.ledger, spec(partner, ref));
+  await place(fx.sql, missed, { startedAt: minutes(at.base, 60) });
+  const first = writeCsv(fx.dir, `${partner}-${ref}-1.csv`, [seenRow(at.base, ref)]);
+  const [run] = await reconcile({
+    pool: fx.sql,
+    reconciler: csvReconciler(partner, first, { coverage: at.coverage }),
+  });
+  expect(run.resolved, String(run.error)).to.deep.equal({ completed: 1, notExecuted: 1 });
+  return missed;
 }
