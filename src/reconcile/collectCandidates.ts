@@ -74,7 +74,11 @@ export async function collectCandidates(db: Queryable, input: CandidateInput): P
     const skew = `$7 * interval '1 millisecond'`;
     inCoverage = `(i.attempt_started_at - ${skew} >= $5::timestamptz
                    AND i.attempt_started_at + ${lag} + ${skew} <= $6::timestamptz)`;
-    const conditions = [inCoverage, matchKeyPresent(input.match), notAmbiguous];
+    const conditions = [inCoverage, matchKeyPresent(input.match)];
+    // Tested per intent only when some row is ambiguous: a NOT EXISTS against the empty table is still one
+    // scan of it per candidate intent, a report's worth of them (docs/PERFORMANCE.md, "Staging and deciding
+    // a report").
+    if (await someRowAmbiguous(db)) conditions.push(notAmbiguous);
     // A value outside the partner's shape (match.shape) is one no row of it can ever carry.
     if (input.match.by !== 'amount' && input.match.shape !== undefined) {
       params.push(input.match.shape);
@@ -165,6 +169,12 @@ function noNearMiss(window: string, tolerance: string, nearMiss: string): string
                                                AND i.attempt_started_at + ${window}::bigint * interval '1 millisecond'
                          AND abs(r.amount - i.amount) <=
                              COALESCE(${nearMiss}::numeric, GREATEST(10 * ${tolerance}::numeric, 0.01 * abs(i.amount))))`;
+}
+
+/** Whether matching left any row ambiguous (`rec_ambiguous`, see matchRows). */
+async function someRowAmbiguous(db: Queryable): Promise<boolean> {
+  const result = await db.query<{ found: boolean }>('SELECT EXISTS (SELECT 1 FROM rec_ambiguous) AS found');
+  return result.rows[0].found;
 }
 
 /**

@@ -92,7 +92,7 @@ export async function matchStagedRows(
     ['id', 'partner_reference', 'created_at', 'status'],
     `i.partner = $1 AND i.${column} = r.${column}`,
   );
-  await db.query(
+  const candidates = await db.query(
     `CREATE TEMP TABLE rec_candidates ON COMMIT DROP AS
      SELECT r.line, i.id AS intent_id, true AS strict,
             ${candidateColumns(`to_timestamp(r.executed_at_ms / 1000.0)`, '$2')}
@@ -100,7 +100,7 @@ export async function matchStagedRows(
        ${intents}`,
     [partner, clockSkewMs],
   );
-  return decide(db);
+  return decide(db, { rows: candidates.rowCount ?? 0, everyStrict: true });
 }
 
 /**
@@ -170,7 +170,7 @@ export async function matchReportByAmount(
             COALESCE($5::numeric, GREATEST(10 * $3::numeric, 0.01 * abs(c.amount)))`,
     [clockSkewMs, match.timeWindowMs, match.amountTolerance, match.nearMissWindowMs, match.nearMissAmount],
   );
-  const outcome = await decide(db);
+  const outcome = await decide(db, { rows: null, everyStrict: false });
   const matched = await db.query(
     'UPDATE rec_report r SET intent_id = m.intent_id, intent_completed = m.completed FROM rec_match m WHERE m.line = r.line',
   );
@@ -183,13 +183,30 @@ export async function matchReportByAmount(
  * candidate: those are matched straight from the candidates (a hash anti join against the few contested
  * lines), and only the rows with several candidates (`rec_contested`) go through the window, so the report
  * is never sorted by line as a whole.
+ *
+ * When no line has two candidates and every candidate fits the match rule (`everyStrict`: reference and
+ * partner-reference matching, where candidates are equality matches; `rows` is then how many there are),
+ * the candidates ARE the matches: the table is renamed `rec_match` instead of copied. Its extra columns
+ * are read by nobody, and its statistics are the matches'. Copying a report's worth of rows through an anti
+ * join against an empty table was a full pass per run (docs/PERFORMANCE.md, "Staging and deciding a report").
  */
-async function decide(db: Queryable): Promise<MatchOutcome> {
+async function decide(
+  db: Queryable,
+  candidates: { rows: number; everyStrict: true } | { rows: null; everyStrict: false },
+): Promise<MatchOutcome> {
   await db.query('ANALYZE rec_candidates');
-  await db.query(
+  const contested = await db.query(
     `CREATE TEMP TABLE rec_contested ON COMMIT DROP AS
      SELECT line FROM rec_candidates GROUP BY line HAVING count(*) > 1`,
   );
+  if (candidates.everyStrict && contested.rowCount === 0) {
+    await db.query('ALTER TABLE rec_candidates RENAME TO rec_match');
+    await db.query(
+      'CREATE TEMP TABLE rec_ambiguous (line integer NOT NULL, intent_id bigint NOT NULL) ON COMMIT DROP',
+    );
+    await db.query('ANALYZE rec_ambiguous');
+    return { matched: candidates.rows, ambiguousRows: 0 };
+  }
   await db.query('ANALYZE rec_contested');
   await db.query(`CREATE TEMP TABLE rec_decided ON COMMIT DROP AS ${DECIDE}`);
   // No indexes on these two: every later join with them is a hash join.

@@ -19,6 +19,11 @@ export interface Resolution {
  * would make the next claim charge a second time. The intent stays stuck and flagDiscrepancies tells a person.
  * The current attempt row gets the same resolution, by whom and when (see {@link resolveAttempt}).
  *
+ * The earliest execution of each stuck intent is read through rec_evidence's intent index, one probe per
+ * stuck intent (a LATERAL ... LIMIT 1): stuck intents are a small share of a report's candidates, and a join
+ * hashed them and read every evidence row of the report to keep theirs (docs/PERFORMANCE.md, "Staging and
+ * deciding a report").
+ *
  * Fenced: each UPDATE repeats the stuck condition and the attempt number in its WHERE. A caller's answer
  * committed after the candidates were read (or still uncommitted, holding the row) is seen by PostgreSQL
  * when it re-checks the row under READ COMMITTED, and the run leaves that intent alone. Conversely, a
@@ -35,11 +40,13 @@ export async function resolveStuckIntents(
   );
   const completed = await db.query(
     `WITH decided AS (
-       SELECT DISTINCT ON (c.intent_id) c.intent_id, c.attempt, e.partner_reference
+       SELECT c.intent_id, c.attempt, e.partner_reference
          FROM rec_intents c
-         JOIN rec_evidence e ON e.intent_id = c.intent_id AND NOT e.earlier
+        CROSS JOIN LATERAL (SELECT e.partner_reference FROM rec_evidence e
+                             WHERE e.intent_id = c.intent_id AND NOT e.earlier
+                             ORDER BY e.executed_at NULLS LAST, e.run_id, e.line, e.record_id
+                             LIMIT 1) e
         WHERE c.role = 'stuck'
-        ORDER BY c.intent_id, e.executed_at NULLS LAST, e.run_id, e.line, e.record_id
      ), done AS (
        UPDATE intents i
           SET status = 'completed', partner_reference = COALESCE(d.partner_reference, i.partner_reference),
