@@ -14,6 +14,7 @@ import { ApprovalThresholds1000000000016 } from './0016-approval-thresholds.js';
 import { FourEyesJudgesBothRows1000000000017 } from './0017-four-eyes-judges-both-rows.js';
 import { ProposalKeepsItsAmount1000000000018 } from './0018-proposal-keeps-its-amount.js';
 import { TrimmedIdentifiers1000000000019 } from './0019-trimmed-identifiers.js';
+import { DiscrepanciesWithoutForeignKeys1000000000020 } from './0020-discrepancies-without-foreign-keys.js';
 
 /** Every migration, in order. A new migration is a new numbered file plus one line here. */
 export const migrations = [
@@ -33,4 +34,5 @@ export const migrations = [
   FourEyesJudgesBothRows1000000000017,
   ProposalKeepsItsAmount1000000000018,
   TrimmedIdentifiers1000000000019,
+  DiscrepanciesWithoutForeignKeys1000000000020,
 ];

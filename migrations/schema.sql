@@ -162,12 +162,9 @@ ALTER TABLE approval_thresholds ADD CONSTRAINT approval_thresholds_currency_chec
 ALTER TABLE approval_thresholds ADD CONSTRAINT approval_thresholds_pkey PRIMARY KEY (id);
 ALTER TABLE approval_thresholds ADD CONSTRAINT approval_thresholds_threshold_check CHECK ((threshold >= (0)::numeric));
 ALTER TABLE discrepancies ADD CONSTRAINT discrepancies_dedupe_key_unique UNIQUE (dedupe_key);
-ALTER TABLE discrepancies ADD CONSTRAINT discrepancies_intent_id_fkey FOREIGN KEY (intent_id) REFERENCES intents(id);
 ALTER TABLE discrepancies ADD CONSTRAINT discrepancies_kind_check CHECK ((kind = ANY (ARRAY['duplicate_execution'::text, 'amount_mismatch'::text, 'currency_mismatch'::text, 'missing_at_partner'::text, 'orphan_partner_record'::text, 'unresolved'::text, 'late_completion'::text, 'ambiguous_match'::text])));
 ALTER TABLE discrepancies ADD CONSTRAINT discrepancies_pkey PRIMARY KEY (id);
-ALTER TABLE discrepancies ADD CONSTRAINT discrepancies_run_fk FOREIGN KEY (run_id) REFERENCES reconciliation_runs(id);
 ALTER TABLE discrepancies ADD CONSTRAINT discrepancies_status_check CHECK ((status = ANY (ARRAY['open'::text, 'acknowledged'::text, 'resolved'::text, 'dismissed'::text])));
-ALTER TABLE discrepancy_history ADD CONSTRAINT discrepancy_history_discrepancy_id_fkey FOREIGN KEY (discrepancy_id) REFERENCES discrepancies(id);
 ALTER TABLE discrepancy_history ADD CONSTRAINT discrepancy_history_pkey PRIMARY KEY (id);
 ALTER TABLE discrepancy_proposals ADD CONSTRAINT discrepancy_proposals_action_check CHECK ((action = ANY (ARRAY['resolve'::text, 'dismiss'::text])));
 ALTER TABLE discrepancy_proposals ADD CONSTRAINT discrepancy_proposals_discrepancy_id_fkey FOREIGN KEY (discrepancy_id) REFERENCES discrepancies(id);
@@ -290,6 +287,22 @@ AS $function$
       END
       $function$
 
+CREATE OR REPLACE FUNCTION public.discrepancies_keep_history()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+      DECLARE
+        named bigint;
+      BEGIN
+        SELECT h.discrepancy_id INTO named
+          FROM discrepancy_history h JOIN deleted_discrepancies x ON x.id = h.discrepancy_id
+         LIMIT 1;
+        IF named IS NOT NULL THEN
+          RAISE EXCEPTION 'discrepancy % has history', named USING ERRCODE = 'foreign_key_violation';
+        END IF;
+        RETURN NULL;
+      END $function$
+
 CREATE OR REPLACE FUNCTION public.discrepancy_history_append_only()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -304,6 +317,24 @@ CREATE OR REPLACE FUNCTION public.intents_delete_attempts()
 AS $function$
       BEGIN
         DELETE FROM intent_attempts a USING deleted_intents d WHERE a.intent_id = d.id;
+        RETURN NULL;
+      END $function$
+
+CREATE OR REPLACE FUNCTION public.intents_keep_discrepancies()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+      DECLARE
+        named bigint;
+      BEGIN
+        PERFORM pg_advisory_xact_lock(hashtextextended('intent-ledger:reconcile:' || p.partner, 0))
+           FROM (SELECT DISTINCT partner FROM deleted_intents ORDER BY partner) p;
+        SELECT d.intent_id INTO named
+          FROM discrepancies d JOIN deleted_intents x ON x.id = d.intent_id
+         LIMIT 1;
+        IF named IS NOT NULL THEN
+          RAISE EXCEPTION 'intent % has discrepancies', named USING ERRCODE = 'foreign_key_violation';
+        END IF;
         RETURN NULL;
       END $function$
 
@@ -339,12 +370,34 @@ AS $function$
         IF EXISTS (SELECT 1 FROM partner_records WHERE run_id = OLD.id) THEN
           RAISE EXCEPTION 'reconciliation run % has partner records', OLD.id USING ERRCODE = 'foreign_key_violation';
         END IF;
+        IF EXISTS (SELECT 1 FROM discrepancies WHERE run_id = OLD.id) THEN
+          RAISE EXCEPTION 'reconciliation run % has discrepancies', OLD.id USING ERRCODE = 'foreign_key_violation';
+        END IF;
         RETURN OLD;
       END $function$
 
+CREATE OR REPLACE FUNCTION public.truncate_keeps_discrepancy_links()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+      BEGIN
+        IF (TG_TABLE_NAME = 'intents' AND EXISTS (SELECT 1 FROM discrepancies WHERE intent_id IS NOT NULL))
+           OR (TG_TABLE_NAME = 'reconciliation_runs' AND EXISTS (SELECT 1 FROM discrepancies WHERE run_id IS NOT NULL))
+           OR (TG_TABLE_NAME = 'discrepancies' AND EXISTS (SELECT 1 FROM discrepancy_history)) THEN
+          RAISE EXCEPTION 'cannot truncate % alone: other rows name its rows (truncate them together)', TG_TABLE_NAME
+            USING ERRCODE = 'feature_not_supported';
+        END IF;
+        RETURN NULL;
+      END $function$
+
 CREATE TRIGGER discrepancies_four_eyes BEFORE UPDATE OF status, amount_at_risk, currency ON public.discrepancies FOR EACH ROW EXECUTE FUNCTION discrepancies_four_eyes();
+CREATE TRIGGER discrepancies_keep_history AFTER DELETE ON public.discrepancies REFERENCING OLD TABLE AS deleted_discrepancies FOR EACH STATEMENT EXECUTE FUNCTION discrepancies_keep_history();
+CREATE TRIGGER discrepancies_truncate_keeps_discrepancy_links AFTER TRUNCATE ON public.discrepancies FOR EACH STATEMENT EXECUTE FUNCTION truncate_keeps_discrepancy_links();
 CREATE TRIGGER discrepancy_history_no_change BEFORE DELETE OR UPDATE ON public.discrepancy_history FOR EACH ROW EXECUTE FUNCTION discrepancy_history_append_only();
 CREATE TRIGGER intents_delete_attempts AFTER DELETE ON public.intents REFERENCING OLD TABLE AS deleted_intents FOR EACH STATEMENT EXECUTE FUNCTION intents_delete_attempts();
+CREATE TRIGGER intents_keep_discrepancies AFTER DELETE ON public.intents REFERENCING OLD TABLE AS deleted_intents FOR EACH STATEMENT EXECUTE FUNCTION intents_keep_discrepancies();
 CREATE TRIGGER intents_truncate_attempts AFTER TRUNCATE ON public.intents FOR EACH STATEMENT EXECUTE FUNCTION intents_truncate_attempts();
+CREATE TRIGGER intents_truncate_keeps_discrepancy_links AFTER TRUNCATE ON public.intents FOR EACH STATEMENT EXECUTE FUNCTION truncate_keeps_discrepancy_links();
 CREATE TRIGGER intents_unlink_partner_records AFTER DELETE ON public.intents REFERENCING OLD TABLE AS deleted_intents FOR EACH STATEMENT EXECUTE FUNCTION intents_unlink_partner_records();
 CREATE TRIGGER reconciliation_runs_keep_records BEFORE DELETE ON public.reconciliation_runs FOR EACH ROW EXECUTE FUNCTION reconciliation_runs_keep_records();
+CREATE TRIGGER reconciliation_runs_truncate_keeps_discrepancy_links AFTER TRUNCATE ON public.reconciliation_runs FOR EACH STATEMENT EXECUTE FUNCTION truncate_keeps_discrepancy_links();

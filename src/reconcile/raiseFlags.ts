@@ -1,17 +1,24 @@
 import type { Queryable } from '../database/queryable.js';
 import type { DiscrepancyKind } from '../shared/status.js';
 import { zeroDiscrepancies } from './reconciliationResult.js';
+import { holdRun } from './sql/holdRun.js';
 
 /**
  * Raises every flag in `rec_flags` as a discrepancy of run `runId`, with its first history entry (`open`,
  * by `actor`), in one statement. A dedupe key already taken (by an earlier run, or twice in this one) adds
  * nothing: that is why re-running a report flags nothing new. Rows go in dedupe-key order so two runs racing
  * on the same keys take their locks in the same order. Returns the NEW discrepancies by kind.
+ *
+ * No foreign key checks each row (migration 0020): every intent flagged is one of the run's partner, whose
+ * reconciliation lock the run holds, and deleting intents takes that lock before it refuses to delete one
+ * a discrepancy names (`intents_keep_discrepancies`).
  */
 export async function raiseFlags(
   db: Queryable,
   input: { partner: string; runId: string; actor: string },
 ): Promise<Record<DiscrepancyKind, number>> {
+  // The run row once, for every discrepancy naming it (migration 0020: no foreign key checks each).
+  await holdRun(db, input.runId);
   await followDuplicates(db, input.actor);
   const result = await db.query<{ kind: DiscrepancyKind; n: number }>(
     `WITH raised AS (

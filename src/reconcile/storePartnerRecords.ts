@@ -1,5 +1,6 @@
 import type { Queryable } from '../database/queryable.js';
 import { probeOrJoin, probesTable } from './probeOrJoin.js';
+import { holdRun } from './sql/holdRun.js';
 
 /** The columns of a stored record that the run reads back: what evidence and discrepancies show of it. */
 export const RECORD_COLUMNS = [
@@ -72,15 +73,14 @@ export function notKnown(alias: string, knownRows: number): string {
  * partner are serialised and `rec_known` was read under that lock. The unique index still guards against
  * the impossible: a duplicate would fail the run, which then applies nothing.
  *
- * The run row is taken FOR KEY SHARE first, once: it cannot be deleted before the records pointing at it
+ * The run row is held first, once ({@link holdRun}): it cannot be deleted before the records pointing at it
  * are committed (migration 0003 explains why there is no foreign key checking that per row).
  */
 export async function storePartnerRecords(
   db: Queryable,
   input: { partner: string; runId: string; knownRows: number },
 ): Promise<number> {
-  const run = await db.query('SELECT 1 FROM reconciliation_runs WHERE id = $1 FOR KEY SHARE', [input.runId]);
-  if (run.rowCount !== 1) throw new Error(`reconciliation run ${input.runId} does not exist`);
+  await holdRun(db, input.runId);
   const stored = await db.query(
     `INSERT INTO partner_records (id, partner, identity, run_id, line, reference, partner_reference, amount, currency,
                                   executed_at, intent_id, settlement_amount, settlement_currency)
