@@ -44,6 +44,7 @@ export async function flagDiscrepancies(
   },
 ): Promise<void> {
   await createFlagsTable(db);
+  await findNotableIntents(db);
   await flagDuplicates(db);
   await flagEarlierExecutions(db, input);
   await flagMismatches(db);
@@ -67,28 +68,37 @@ async function createFlagsTable(db: Queryable): Promise<void> {
 }
 
 /**
+ * The few candidates whose executions need a look, into `rec_notable (intent_id, executions, earlier,
+ * differs)`: two or more executions on record (flagDuplicates), an execution that is (or may be) an earlier
+ * attempt's (flagEarlierExecutions), or one whose amount or currency differs from the intent's
+ * (flagMismatches). One hash aggregate over every row of `rec_evidence`; each flag then reads only the rows of
+ * these intents, through rec_evidence's intent index, instead of a pass over every row per kind. Into a table
+ * of its own, ANALYZEd: the planner cannot know how few pass the HAVING (it guessed a third of the candidates
+ * for a fraction of a percent) and hashed every candidate and every row again (docs/PERFORMANCE.md, "Staging
+ * and deciding a report").
+ */
+async function findNotableIntents(db: Queryable): Promise<void> {
+  await db.query(
+    `CREATE TEMP TABLE rec_notable ON COMMIT DROP AS
+     SELECT intent_id, count(*) AS executions, bool_or(earlier) AS earlier,
+            bool_or(amount_differs OR currency_differs) AS differs
+       FROM rec_evidence GROUP BY intent_id
+     HAVING count(*) >= 2 OR bool_or(earlier) OR bool_or(amount_differs OR currency_differs)`,
+  );
+  await db.query('ANALYZE rec_notable');
+}
+
+/**
  * An intent with two or more executions on record. At risk: (executions - 1) x the intent's amount, in its
  * currency (what was charged beyond the one execution asked for; a partner's differing figures are
  * amount_mismatch's business). `executions` in the details lets raiseFlags update an open duplicate when a
- * later report shows another execution.
+ * later report shows another execution. Only the intents `rec_notable` kept with two or more executions are
+ * read (findNotableIntents); only their rows are aggregated into details.
  */
 async function flagDuplicates(db: Queryable): Promise<void> {
-  // The few intents executed twice are found first; only their rows are then aggregated into details. Into a
-  // table of their own, ANALYZEd: the planner cannot know how few pass `HAVING count(*) >= 2` (it guessed a
-  // third of the candidates for a fraction of a percent) and hashed every candidate and every row again
-  // (docs/PERFORMANCE.md, "Staging and deciding a report"). Their candidates are then read by rec_intents'
-  // primary key, one probe each, in a LATERAL subquery that OFFSET 0 keeps whole: joined, PostgreSQL hashed
-  // rec_intents, every candidate of the report, for a few thousand of them (docs/PERFORMANCE.md, "Fewer
-  // passes over every row").
-  // The same pass also keeps the intents whose one execution on record is an earlier attempt's, for
-  // flagEarlierExecutions: a second aggregate in the one hash aggregate, rather than a second pass over
-  // every row of rec_evidence to find the few.
-  await db.query(
-    `CREATE TEMP TABLE rec_twice ON COMMIT DROP AS
-     SELECT intent_id, count(*) AS executions, bool_or(earlier) AS earlier
-       FROM rec_evidence GROUP BY intent_id HAVING count(*) >= 2 OR bool_or(earlier)`,
-  );
-  await db.query('ANALYZE rec_twice');
+  // Their candidates are read by rec_intents' primary key, one probe each, in a LATERAL subquery that
+  // OFFSET 0 keeps whole: joined, PostgreSQL hashed rec_intents, every candidate of the report, for a few
+  // thousand of them (docs/PERFORMANCE.md, "Fewer passes over every row").
   await db.query(
     `INSERT INTO rec_flags
      SELECT 'duplicate_execution', c.intent_id, c.attempt, c.reference,
@@ -101,8 +111,8 @@ async function flagDuplicates(db: Queryable): Promise<void> {
                                'rows', jsonb_agg(${EVIDENCE_JSON} ORDER BY ${EVIDENCE_ORDER})),
             'duplicate_execution:' || c.intent_id,
             array_agg(e.record_id ORDER BY e.record_id)
-       FROM (SELECT twice.intent_id FROM rec_twice twice WHERE twice.executions >= 2 OFFSET 0) twice
-      CROSS JOIN LATERAL (SELECT c.* FROM rec_intents c WHERE c.intent_id = twice.intent_id OFFSET 0) c
+       FROM (SELECT n.intent_id FROM rec_notable n WHERE n.executions >= 2 OFFSET 0) n
+      CROSS JOIN LATERAL (SELECT c.* FROM rec_intents c WHERE c.intent_id = n.intent_id OFFSET 0) c
        JOIN rec_evidence e ON e.intent_id = c.intent_id
       GROUP BY c.intent_id, c.attempt, c.reference, c.amount, c.currency, c.status, c.started_at`,
   );
@@ -117,7 +127,7 @@ async function flagDuplicates(db: Queryable): Promise<void> {
  * (the partner and the row's identity), so the row is raised once whichever of the two sees it first (it may
  * have been raised while the current attempt was in flight) and a re-run raises nothing. At risk: the row's
  * amount, as for any orphan. With a second execution on record the intent is a `duplicate_execution`
- * instead, which shows both rows. Only the few intents rec_twice kept are read, by primary key.
+ * instead, which shows both rows. Only the few intents rec_notable kept are read, by primary key.
  */
 async function flagEarlierExecutions(
   db: Queryable,
@@ -149,8 +159,8 @@ async function flagEarlierExecutions(
               'earlierAttempt', ${earlierJson('c.attempt', 'c.started_at', 'c.earlier_until')}),
             'orphan_partner_record:' || $1 || ':' || e.identity,
             ARRAY[e.record_id]
-       FROM (SELECT t.intent_id FROM rec_twice t WHERE t.executions = 1 AND t.earlier OFFSET 0) t
-      CROSS JOIN LATERAL (SELECT c.* FROM rec_intents c WHERE c.intent_id = t.intent_id OFFSET 0) c
+       FROM (SELECT n.intent_id FROM rec_notable n WHERE n.executions = 1 AND n.earlier OFFSET 0) n
+      CROSS JOIN LATERAL (SELECT c.* FROM rec_intents c WHERE c.intent_id = n.intent_id OFFSET 0) c
       CROSS JOIN LATERAL (SELECT i.status FROM intents i WHERE i.id = c.intent_id OFFSET 0) i
        JOIN rec_evidence e ON e.intent_id = c.intent_id`,
     [input.partner, input.runId],
@@ -169,10 +179,12 @@ function earlierJson(attempt: string, startedAt: string, until: string): string 
 /**
  * An execution whose amount or currency differs from its intent, one per (intent, record). At risk: the
  * difference for amounts; for currencies, where a difference means nothing, the whole executed amount in
- * the currency it was executed in. Which rows differ was noted when `rec_evidence` was built. Their
- * candidates are read by rec_intents' primary key, one probe per differing row (LATERAL, kept whole by
- * OFFSET 0): joined, PostgreSQL hashed every candidate of the report for a fraction of a percent of them
- * (docs/PERFORMANCE.md, "Fewer passes over every row").
+ * the currency it was executed in. Which rows differ was noted when `rec_evidence` was built, and which
+ * intents have such a row in `rec_notable` (findNotableIntents): only their rows are read, through
+ * rec_evidence's intent index, not every row once per kind. Their candidates are read by rec_intents'
+ * primary key, one probe per intent (LATERAL, kept whole by OFFSET 0): joined, PostgreSQL hashed every
+ * candidate of the report for a fraction of a percent of them (docs/PERFORMANCE.md, "Fewer passes over
+ * every row").
  */
 async function flagMismatches(db: Queryable): Promise<void> {
   await db.query(
@@ -184,8 +196,9 @@ async function flagMismatches(db: Queryable): Promise<void> {
             jsonb_build_object('intent', ${INTENT_JSON}, 'rows', jsonb_build_array(${EVIDENCE_JSON})),
             'amount_mismatch:' || c.intent_id || ':' || e.identity,
             ARRAY[e.record_id]
-       FROM rec_evidence e
-      CROSS JOIN LATERAL (SELECT c.* FROM rec_intents c WHERE c.intent_id = e.intent_id OFFSET 0) c
+       FROM (SELECT n.intent_id FROM rec_notable n WHERE n.differs OFFSET 0) n
+      CROSS JOIN LATERAL (SELECT c.* FROM rec_intents c WHERE c.intent_id = n.intent_id OFFSET 0) c
+       JOIN rec_evidence e ON e.intent_id = c.intent_id
       WHERE e.amount_differs`,
   );
   await db.query(
@@ -197,8 +210,9 @@ async function flagMismatches(db: Queryable): Promise<void> {
             jsonb_build_object('intent', ${INTENT_JSON}, 'rows', jsonb_build_array(${EVIDENCE_JSON})),
             'currency_mismatch:' || c.intent_id || ':' || e.identity,
             ARRAY[e.record_id]
-       FROM rec_evidence e
-      CROSS JOIN LATERAL (SELECT c.* FROM rec_intents c WHERE c.intent_id = e.intent_id OFFSET 0) c
+       FROM (SELECT n.intent_id FROM rec_notable n WHERE n.differs OFFSET 0) n
+      CROSS JOIN LATERAL (SELECT c.* FROM rec_intents c WHERE c.intent_id = n.intent_id OFFSET 0) c
+       JOIN rec_evidence e ON e.intent_id = c.intent_id
       WHERE e.currency_differs`,
   );
 }
