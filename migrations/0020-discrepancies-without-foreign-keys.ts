@@ -20,8 +20,11 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  *     reconciliation lock of each of their partners first and then refuses (as NO ACTION did) when a
  *     discrepancy names one of them (`intents_keep_discrepancies`). A purge that deleted an intent a run is
  *     flagging waits for the run's commit, then sees its discrepancy and fails, deleting nothing; a run that
- *     starts after a purge committed no longer sees the intent. As before (migration 0003), a run that must
- *     update an intent the purge holds deadlocks with it, and PostgreSQL cancels one of the two;
+ *     starts after a purge committed no longer sees the intent. The check reads what committed while the
+ *     delete waited because it runs under READ COMMITTED, as `purge` does (a foreign key's check also sees it
+ *     under REPEATABLE READ; a delete of intents at that level is the one case this does not cover). As
+ *     before (migration 0003), a run that must update an intent the purge holds deadlocks with it, and
+ *     PostgreSQL cancels one of the two;
  *   - the ledger raises a `late_completion` with one statement that takes the intent FOR KEY SHARE and fails
  *     when it is gone (src/discrepancies/sql/raiseDiscrepancy.ts): the lock the foreign key took, once.
  * - a discrepancy's run exists: raiseFlags takes the run row FOR KEY SHARE once before raising, as
