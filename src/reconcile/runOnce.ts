@@ -43,10 +43,10 @@ const RUN_WORK_MEM = '64MB';
 /**
  * default_statistics_target of a run's transaction, which ANALYZEs its own temp tables (autovacuum never
  * does) so the planner knows their sizes and their few interesting rows. 10 samples 3,000 rows instead of
- * 30,000: each ANALYZE of a million-row run table took 0.15-0.3 s at the default of 100 and takes a tenth of
- * that, and every statement of the benchmark's million-row run kept its plan (docs/PERFORMANCE.md, "Four
- * cheaper passes"). What the plans hinge on survives the smaller sample: the row counts, keys that are
- * unique, and a flag true on a few thousand rows of a million (still about 15 rows of the sample).
+ * 30,000: an ANALYZE of a million-row run table costs a tenth of what it does at the default of 100, and
+ * every statement of the benchmark's million-row run kept its plan (docs/PERFORMANCE.md, "Four cheaper
+ * passes", has the figures). What the plans hinge on survives the smaller sample: the row counts, keys that
+ * are unique, and a flag true on a few thousand rows of a million (still some rows of the sample).
  */
 const RUN_STATISTICS_TARGET = 10;
 

@@ -306,7 +306,8 @@ async function* readWithCsvParse(
     state.nextLine += countLineBreaks(raw);
     // csv-parse builds a CsvError (message, stack) for every record whose width differs from the FIRST
     // record's, even with relax_column_count, and drops it. In a typed layout (PayPal: a 6-field RH, then
-    // 22-field SB rows) that was every row, and 42% of reading time. Expecting each record's width for the
+    // 22-field SB rows) that was every row, and a large share of reading time (docs/PERFORMANCE.md, "Reading
+    // a report"). Expecting each record's width for the
     // next keeps the errors to the few places where the type changes; widths are checked by toItem anyway.
     // `state` is csv-parse's public (documented as backward-compatible) view of its parser state.
     if (parserState) parserState.expectedRecordLength = record.length;
