@@ -40,7 +40,12 @@ import type { Queryable } from '../database/queryable.js';
  * Runs before the evidence is collected (see applyReport). Returns how many intents it corrected.
  *
  * The rows probed are only those matched to an intent that was not completed when matched (as in
- * flagOrphans), each intent read by primary key in a LATERAL subquery that OFFSET 0 keeps whole.
+ * flagOrphans), each intent read by primary key in a LATERAL subquery that OFFSET 0 keeps whole. The
+ * UPDATE reads the intents it corrects by primary key too, from the list of those that fit
+ * (`= ANY (ARRAY(...))`): joined to them the ordinary way, PostgreSQL took the intents' statistics (no
+ * `not_executed` intent in them yet, or a handful) and the estimate of the rows that fit (thousands, where
+ * there are usually none), and read every intent of every partner for `status = 'not_executed'` on each
+ * run with a large report (docs/PERFORMANCE.md, "The stuck candidates apart").
  */
 export async function correctLateExecutions(
   db: Queryable,
@@ -80,7 +85,8 @@ export async function correctLateExecutions(
           SET status = 'completed', partner_reference = COALESCE(f.partner_reference, i.partner_reference),
               reason = NULL, settled_at = now(), updated_at = now(), resolved_by = $3
          FROM fitting f
-        WHERE i.id = f.intent_id AND i.attempt = f.attempt AND i.status = 'not_executed'
+        WHERE i.id = ANY (ARRAY(SELECT intent_id FROM fitting))
+          AND i.id = f.intent_id AND i.attempt = f.attempt AND i.status = 'not_executed'
         RETURNING i.id, i.attempt, i.owner, i.attempt_started_at, i.lease_expires_at
      ), attempt AS (
        INSERT INTO intent_attempts AS a (intent_id, attempt, owner, started_at, lease_expires_at, resolution,
