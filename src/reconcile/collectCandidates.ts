@@ -148,9 +148,10 @@ export async function collectCandidates(db: Queryable, input: CandidateInput): P
     );
   }
   await db.query('ALTER TABLE rec_intents ADD PRIMARY KEY (intent_id)');
-  // The stuck candidates are a few among the settled ones a report brings (every completed intent in its
-  // coverage), and four statements read only them (the two settlements, the reference-shape check and
-  // the unresolved flags): each read every candidate to keep them, where this index hands them over.
+  // The stuck candidates are a few beside the settled ones a report brings (every completed intent in its
+  // coverage), and four statements read only them: the two settlements, the reference-shape check and the
+  // unresolved flags. Without this index each of them read every candidate to find the stuck ones
+  // (docs/PERFORMANCE.md, "The stuck candidates apart").
   await db.query(`CREATE INDEX rec_intents_stuck ON rec_intents (intent_id) WHERE role = 'stuck'`);
   await db.query('ANALYZE rec_intents');
 }

@@ -307,8 +307,8 @@ async function* readWithCsvParse(
     // csv-parse builds a CsvError (message, stack) for every record whose width differs from the FIRST
     // record's, even with relax_column_count, and drops it. In a typed layout (PayPal: a 6-field RH, then
     // 22-field SB rows) that was every row, and a large share of reading time (docs/PERFORMANCE.md, "Reading
-    // a report"). Expecting each record's width for the
-    // next keeps the errors to the few places where the type changes; widths are checked by toItem anyway.
+    // a report"). Expecting each record's width for the next keeps the errors to the few places where the
+    // type changes; widths are checked by toItem anyway.
     // `state` is csv-parse's public (documented as backward-compatible) view of its parser state.
     if (parserState) parserState.expectedRecordLength = record.length;
     return { cells: record, raw, line };
