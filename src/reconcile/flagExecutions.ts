@@ -36,9 +36,6 @@ export async function findNotableIntents(db: Queryable): Promise<void> {
  * read (findNotableIntents); only their rows are aggregated into details.
  */
 export async function flagDuplicates(db: Queryable): Promise<void> {
-  // Their candidates are read by rec_intents' primary key, one probe each, in a LATERAL subquery that
-  // OFFSET 0 keeps whole: joined, PostgreSQL hashed rec_intents, every candidate of the report, for a few
-  // thousand of them (docs/PERFORMANCE.md, "Fewer passes over every row").
   await db.query(
     `INSERT INTO rec_flags
      SELECT 'duplicate_execution', c.intent_id, c.attempt, c.reference,
@@ -51,8 +48,7 @@ export async function flagDuplicates(db: Queryable): Promise<void> {
                                'rows', jsonb_agg(${EVIDENCE_JSON} ORDER BY ${EVIDENCE_ORDER})),
             'duplicate_execution:' || c.intent_id,
             array_agg(e.record_id ORDER BY e.record_id)
-       FROM (SELECT n.intent_id FROM rec_notable n WHERE n.executions >= 2 OFFSET 0) n
-      CROSS JOIN LATERAL (SELECT c.* FROM rec_intents c WHERE c.intent_id = n.intent_id OFFSET 0) c
+       FROM ${notableCandidates('n.executions >= 2')}
        JOIN rec_evidence e ON e.intent_id = c.intent_id
       GROUP BY c.intent_id, c.attempt, c.reference, c.amount, c.currency, c.status, c.started_at`,
   );
@@ -99,8 +95,7 @@ export async function flagEarlierExecutions(
               'earlierAttempt', ${earlierJson('c.attempt', 'c.started_at', 'c.earlier_until')}),
             'orphan_partner_record:' || $1 || ':' || e.identity,
             ARRAY[e.record_id]
-       FROM (SELECT n.intent_id FROM rec_notable n WHERE n.executions = 1 AND n.earlier OFFSET 0) n
-      CROSS JOIN LATERAL (SELECT c.* FROM rec_intents c WHERE c.intent_id = n.intent_id OFFSET 0) c
+       FROM ${notableCandidates('n.executions = 1 AND n.earlier')}
       CROSS JOIN LATERAL (SELECT i.status FROM intents i WHERE i.id = c.intent_id OFFSET 0) i
        JOIN rec_evidence e ON e.intent_id = c.intent_id`,
     [input.partner, input.runId],
@@ -127,8 +122,7 @@ export async function flagMismatches(db: Queryable): Promise<void> {
             jsonb_build_object('intent', ${INTENT_JSON}, 'rows', jsonb_build_array(${EVIDENCE_JSON})),
             'amount_mismatch:' || c.intent_id || ':' || e.identity,
             ARRAY[e.record_id]
-       FROM (SELECT n.intent_id FROM rec_notable n WHERE n.differs OFFSET 0) n
-      CROSS JOIN LATERAL (SELECT c.* FROM rec_intents c WHERE c.intent_id = n.intent_id OFFSET 0) c
+       FROM ${notableCandidates('n.differs')}
        JOIN rec_evidence e ON e.intent_id = c.intent_id
       WHERE e.amount_differs`,
   );
@@ -141,8 +135,7 @@ export async function flagMismatches(db: Queryable): Promise<void> {
             jsonb_build_object('intent', ${INTENT_JSON}, 'rows', jsonb_build_array(${EVIDENCE_JSON})),
             'currency_mismatch:' || c.intent_id || ':' || e.identity,
             ARRAY[e.record_id]
-       FROM (SELECT n.intent_id FROM rec_notable n WHERE n.differs OFFSET 0) n
-      CROSS JOIN LATERAL (SELECT c.* FROM rec_intents c WHERE c.intent_id = n.intent_id OFFSET 0) c
+       FROM ${notableCandidates('n.differs')}
        JOIN rec_evidence e ON e.intent_id = c.intent_id
       WHERE e.currency_differs`,
   );
@@ -232,4 +225,15 @@ export async function flagLateExecutions(db: Queryable, input: { source: string 
                                           $1::text) AS source) pr`,
     [input.source],
   );
+}
+
+/**
+ * SQL (a FROM item, alias `c`): the candidates `rec_notable` kept that satisfy `which` (over its alias `n`).
+ * They are read by rec_intents' primary key, one probe each, in a LATERAL subquery that OFFSET 0 keeps
+ * whole: joined, PostgreSQL hashed rec_intents, every candidate of the report, for a few thousand of them
+ * (docs/PERFORMANCE.md, "Fewer passes over every row").
+ */
+function notableCandidates(which: string): string {
+  return `(SELECT n.intent_id FROM rec_notable n WHERE ${which} OFFSET 0) n
+      CROSS JOIN LATERAL (SELECT c.* FROM rec_intents c WHERE c.intent_id = n.intent_id OFFSET 0) c`;
 }
