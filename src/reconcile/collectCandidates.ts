@@ -2,6 +2,7 @@ import type { Queryable } from '../database/queryable.js';
 import { TRIM_CHARACTERS } from '../shared/identifierText.js';
 import type { Coverage } from './coverage.js';
 import { earlierUntil, fromEarlierAttempt } from './earlierAttempt.js';
+import { notableCandidates } from './flagSql.js';
 import { probeOrJoin, probesTable } from './probeOrJoin.js';
 import type { ResolvedMatch } from './runSettings.js';
 import { notKnown, RECORD_COLUMNS } from './storePartnerRecords.js';
@@ -284,20 +285,62 @@ export async function collectStoredEvidence(db: Queryable): Promise<void> {
 }
 
 /**
- * The records this run stored for candidate intents, into `rec_evidence` (see {@link collectStoredEvidence}):
- * the report's matched rows that were not known before, under the ids storePartnerRecords gave them.
+ * Tallies each candidate's executions on record, the earlier runs' (`rec_evidence` so far, see
+ * {@link collectStoredEvidence}) and this report's new rows together, and keeps in `rec_notable (intent_id,
+ * executions, earlier, differs)` the candidates that need a look:
+ * - every stuck one (resolveStuckIntents settles it from its executions, or from their absence);
+ * - one with no execution on record (`executions` 0: flagMissing, for a completed one);
+ * - one with two or more (flagDuplicates), or one that is (or may be) an earlier attempt's (`earlier`,
+ *   flagEarlierExecutions), or whose amount or currency differs from the intent's (`differs`, flagMismatches).
+ * Then it adds to `rec_evidence` the new rows of those candidates only, under the ids storePartnerRecords gave
+ * them (the candidates read by primary key, {@link notableCandidates}). Every later reader of `rec_evidence`
+ * reads only such candidates' rows, so each has all its rows there.
+ *
+ * A completed intent the report shows once, as asked, is none of these: it is almost every candidate of a
+ * large report. Copying each of its rows into `rec_evidence`, indexing them, then aggregating them and
+ * anti-joining every candidate against them for the missing ones were four passes over the report; the tally
+ * is one join and one aggregate, and what is copied is a few percent of the rows (docs/PERFORMANCE.md,
+ * "Evidence for the candidates that need a look (stop 26)").
+ *
+ * The aggregate groups the candidates themselves (a LEFT JOIN), so a candidate without rows is counted 0 and
+ * judged on no row (the FILTERs: a missing row's NULLs would read as an earlier attempt's execution). The
+ * earlier runs' records are aggregated apart and added: usually there are none, or few.
  */
 export async function collectNewEvidence(
   db: Queryable,
   input: { runId: string; knownRows: number },
 ): Promise<void> {
+  const newRows = `(SELECT r.intent_id, r.record_id, r.identity, r.line, r.reference, r.partner_reference,
+                           r.amount, r.currency, r.executed_at
+                      FROM rec_report r
+                     WHERE r.intent_id IS NOT NULL AND ${notKnown('r', input.knownRows)})`;
+  await db.query(
+    `CREATE TEMP TABLE rec_notable ON COMMIT DROP AS
+     SELECT t.intent_id, t.executions + COALESCE(s.executions, 0) AS executions,
+            t.earlier OR COALESCE(s.earlier, false) AS earlier,
+            t.differs OR COALESCE(s.differs, false) AS differs
+       FROM (SELECT c.intent_id, c.role, count(r.intent_id) AS executions,
+                    COALESCE(bool_or(${evidenceFlag('earlier', 'r')}) FILTER (WHERE r.intent_id IS NOT NULL),
+                             false) AS earlier,
+                    COALESCE(bool_or(${evidenceFlag('amount_differs', 'r')} OR ${evidenceFlag('currency_differs', 'r')})
+                               FILTER (WHERE r.intent_id IS NOT NULL), false) AS differs
+               FROM rec_intents c
+               LEFT JOIN ${newRows} r ON r.intent_id = c.intent_id
+              GROUP BY c.intent_id) t
+       LEFT JOIN (SELECT intent_id, count(*) AS executions, bool_or(earlier) AS earlier,
+                         bool_or(amount_differs OR currency_differs) AS differs
+                    FROM rec_evidence GROUP BY intent_id) s ON s.intent_id = t.intent_id
+      WHERE t.role = 'stuck' OR t.executions + COALESCE(s.executions, 0) <> 1
+         OR t.earlier OR t.differs OR COALESCE(s.earlier OR s.differs, false)`,
+  );
+  await db.query('ALTER TABLE rec_notable ADD PRIMARY KEY (intent_id)');
+  await db.query('ANALYZE rec_notable');
   await db.query(
     `INSERT INTO rec_evidence
      SELECT c.intent_id, r.record_id, r.identity, r.line, $1::bigint, r.reference, r.partner_reference,
             r.amount, r.currency, r.executed_at, ${evidenceFlags('r')}
-       FROM rec_report r
-       JOIN rec_intents c ON c.intent_id = r.intent_id
-      WHERE ${notKnown('r', input.knownRows)}`,
+       FROM ${notableCandidates('true')}
+       JOIN ${newRows} r ON r.intent_id = c.intent_id`,
     [input.runId],
   );
   await db.query('CREATE INDEX ON rec_evidence (intent_id)');
@@ -310,10 +353,22 @@ export async function collectNewEvidence(
  * src/reconcile/earlierAttempt.ts; false for every row of an intent on its first attempt).
  */
 function evidenceFlags(alias: string): string {
-  return `COALESCE(${alias}.amount <> c.amount, false) AS amount_differs,
-            COALESCE(${alias}.currency <> c.currency, false) AS currency_differs,
-            ${fromEarlierAttempt(`${alias}.executed_at`, 'c.earlier_until', {
-              partnerReference: `${alias}.partner_reference`,
-              recorded: `CASE WHEN c.status = 'completed' THEN c.partner_reference END`,
-            })} AS earlier`;
+  return `${evidenceFlag('amount_differs', alias)} AS amount_differs,
+            ${evidenceFlag('currency_differs', alias)} AS currency_differs,
+            ${evidenceFlag('earlier', alias)} AS earlier`;
+}
+
+/** SQL: one of the flag columns of `rec_evidence` (see {@link evidenceFlags}) for record `alias`. */
+function evidenceFlag(flag: 'amount_differs' | 'currency_differs' | 'earlier', alias: string): string {
+  switch (flag) {
+    case 'amount_differs':
+      return `COALESCE(${alias}.amount <> c.amount, false)`;
+    case 'currency_differs':
+      return `COALESCE(${alias}.currency <> c.currency, false)`;
+    case 'earlier':
+      return fromEarlierAttempt(`${alias}.executed_at`, 'c.earlier_until', {
+        partnerReference: `${alias}.partner_reference`,
+        recorded: `CASE WHEN c.status = 'completed' THEN c.partner_reference END`,
+      });
+  }
 }

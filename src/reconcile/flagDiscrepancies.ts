@@ -1,7 +1,6 @@
 import type { Queryable } from '../database/queryable.js';
 import type { Coverage } from './coverage.js';
 import {
-  findNotableIntents,
   flagCorrections,
   flagDuplicates,
   flagEarlierExecutions,
@@ -33,7 +32,6 @@ export async function flagDiscrepancies(
   },
 ): Promise<void> {
   await createFlagsTable(db);
-  await findNotableIntents(db);
   await flagDuplicates(db);
   await flagEarlierExecutions(db, input);
   await flagMismatches(db);

@@ -1,6 +1,13 @@
 import type { Queryable } from '../database/queryable.js';
 import { earlierAttemptSentence } from './earlierAttempt.js';
-import { EVIDENCE_JSON, EVIDENCE_ORDER, earlierJson, INTENT_JSON, INTENT_NAME } from './flagSql.js';
+import {
+  EVIDENCE_JSON,
+  EVIDENCE_ORDER,
+  earlierJson,
+  INTENT_JSON,
+  INTENT_NAME,
+  notableCandidates,
+} from './flagSql.js';
 import { isoUtc, money } from './sqlText.js';
 
 // What the executions on record of the run's candidate intents show (`rec_evidence`): executed twice, by an
@@ -8,32 +15,11 @@ import { isoUtc, money } from './sqlText.js';
 // Each kind is one INSERT into `rec_flags` (see flagDiscrepancies.ts).
 
 /**
- * The few candidates whose executions need a look, into `rec_notable (intent_id, executions, earlier,
- * differs)`: two or more executions on record (flagDuplicates), an execution that is (or may be) an earlier
- * attempt's (flagEarlierExecutions), or one whose amount or currency differs from the intent's
- * (flagMismatches). One hash aggregate over every row of `rec_evidence`; each flag then reads only the rows of
- * these intents, through rec_evidence's intent index, instead of a pass over every row per kind. Into a table
- * of its own, ANALYZEd: the planner cannot know how few pass the HAVING (it guessed a third of the candidates
- * for a fraction of a percent) and hashed every candidate and every row again (docs/PERFORMANCE.md, "Staging
- * and deciding a report").
- */
-export async function findNotableIntents(db: Queryable): Promise<void> {
-  await db.query(
-    `CREATE TEMP TABLE rec_notable ON COMMIT DROP AS
-     SELECT intent_id, count(*) AS executions, bool_or(earlier) AS earlier,
-            bool_or(amount_differs OR currency_differs) AS differs
-       FROM rec_evidence GROUP BY intent_id
-     HAVING count(*) >= 2 OR bool_or(earlier) OR bool_or(amount_differs OR currency_differs)`,
-  );
-  await db.query('ANALYZE rec_notable');
-}
-
-/**
  * An intent with two or more executions on record. At risk: (executions - 1) x the intent's amount, in its
  * currency (what was charged beyond the one execution asked for; a partner's differing figures are
  * amount_mismatch's business). `executions` in the details lets raiseFlags update an open duplicate when a
  * later report shows another execution. Only the intents `rec_notable` kept with two or more executions are
- * read (findNotableIntents); only their rows are aggregated into details.
+ * read (collectNewEvidence); only their rows are aggregated into details.
  */
 export async function flagDuplicates(db: Queryable): Promise<void> {
   await db.query(
@@ -106,7 +92,7 @@ export async function flagEarlierExecutions(
  * An execution whose amount or currency differs from its intent, one per (intent, record). At risk: the
  * difference for amounts; for currencies, where a difference means nothing, the whole executed amount in
  * the currency it was executed in. Which rows differ was noted when `rec_evidence` was built, and which
- * intents have such a row in `rec_notable` (findNotableIntents): only their rows are read, through
+ * intents have such a row in `rec_notable` (collectNewEvidence): only their rows are read, through
  * rec_evidence's intent index, not every row once per kind. Their candidates are read by rec_intents'
  * primary key, one probe per intent (LATERAL, kept whole by OFFSET 0): joined, PostgreSQL hashed every
  * candidate of the report for a fraction of a percent of them (docs/PERFORMANCE.md, "Fewer passes over
@@ -225,15 +211,4 @@ export async function flagLateExecutions(db: Queryable, input: { source: string 
                                           $1::text) AS source) pr`,
     [input.source],
   );
-}
-
-/**
- * SQL (a FROM item, alias `c`): the candidates `rec_notable` kept that satisfy `which` (over its alias `n`).
- * They are read by rec_intents' primary key, one probe each, in a LATERAL subquery that OFFSET 0 keeps
- * whole: joined, PostgreSQL hashed rec_intents, every candidate of the report, for a few thousand of them
- * (docs/PERFORMANCE.md, "Fewer passes over every row").
- */
-function notableCandidates(which: string): string {
-  return `(SELECT n.intent_id FROM rec_notable n WHERE ${which} OFFSET 0) n
-      CROSS JOIN LATERAL (SELECT c.* FROM rec_intents c WHERE c.intent_id = n.intent_id OFFSET 0) c`;
 }

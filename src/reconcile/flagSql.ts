@@ -1,7 +1,8 @@
 import { isoUtc } from './sqlText.js';
 
 // The SQL fragments every discrepancy kind writes into its summary and details (flagExecutions.ts,
-// flagUnmatched.ts), so that finance reads one shape whatever raised it.
+// flagUnmatched.ts), so that finance reads one shape whatever raised it, and the FROM item of the candidates
+// whose executions need a look, which they and collectCandidates.ts read.
 
 /** SQL: one evidence row `e` as it appears in a discrepancy's details. */
 export const EVIDENCE_JSON = `jsonb_build_object(
@@ -28,4 +29,15 @@ export const EVIDENCE_ORDER = 'e.executed_at NULLS LAST, e.run_id, e.line, e.rec
 export function earlierJson(attempt: string, startedAt: string, until: string): string {
   return `jsonb_build_object('currentAttempt', ${attempt}, 'currentAttemptStartedAt', ${isoUtc(startedAt)},
                              'notCurrentAtOrBefore', ${isoUtc(until)})`;
+}
+
+/**
+ * SQL (a FROM item, alias `c`): the candidates `rec_notable` kept (collectNewEvidence) that satisfy `which`
+ * (over its alias `n`). They are read by rec_intents' primary key, one probe each, in a LATERAL subquery that
+ * OFFSET 0 keeps whole: joined, PostgreSQL hashed rec_intents, every candidate of the report, for a few
+ * thousand of them (docs/PERFORMANCE.md, "Fewer passes over every row").
+ */
+export function notableCandidates(which: string): string {
+  return `(SELECT n.intent_id FROM rec_notable n WHERE ${which} OFFSET 0) n
+      CROSS JOIN LATERAL (SELECT c.* FROM rec_intents c WHERE c.intent_id = n.intent_id OFFSET 0) c`;
 }

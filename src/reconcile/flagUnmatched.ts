@@ -1,7 +1,7 @@
 import type { Queryable } from '../database/queryable.js';
 import type { Coverage } from './coverage.js';
 import { earlierAttemptSentence, earlierUntil, fromEarlierAttempt } from './earlierAttempt.js';
-import { earlierJson, INTENT_JSON, INTENT_NAME } from './flagSql.js';
+import { earlierJson, INTENT_JSON, INTENT_NAME, notableCandidates } from './flagSql.js';
 import { isoUtc, money } from './sqlText.js';
 import { stuckCondition } from './stuckCondition.js';
 
@@ -9,7 +9,10 @@ import { stuckCondition } from './stuckCondition.js';
 // intent of ours accounts for (orphans, ambiguous rows), and stuck intents nobody can settle (unresolved).
 // Each kind is one INSERT into `rec_flags` (see flagDiscrepancies.ts).
 
-/** Completed on our side, inside the coverage, and the partner has no execution of it. */
+/**
+ * Completed on our side, inside the coverage, and the partner has no execution of it: among the candidates
+ * `rec_notable` kept, those with no execution on record (collectNewEvidence counted every candidate's).
+ */
 export async function flagMissing(db: Queryable, coverage: Coverage): Promise<void> {
   await db.query(
     `INSERT INTO rec_flags
@@ -22,9 +25,8 @@ export async function flagMissing(db: Queryable, coverage: Coverage): Promise<vo
                                                               'to', ${isoUtc('$2::timestamptz')})),
             'missing_at_partner:' || c.intent_id,
             '{}'::bigint[]
-       FROM rec_intents c
-      WHERE c.role = 'settled' AND c.absence_proves
-        AND NOT EXISTS (SELECT 1 FROM rec_evidence e WHERE e.intent_id = c.intent_id)`,
+       FROM ${notableCandidates('n.executions = 0')}
+      WHERE c.role = 'settled' AND c.absence_proves`,
     [coverage.from, coverage.to],
   );
 }
