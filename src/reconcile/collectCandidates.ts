@@ -2,7 +2,6 @@ import type { Queryable } from '../database/queryable.js';
 import { TRIM_CHARACTERS } from '../shared/identifierText.js';
 import type { Coverage } from './coverage.js';
 import { earlierUntil, fromEarlierAttempt } from './earlierAttempt.js';
-import { notableCandidates } from './flagSql.js';
 import { probeOrJoin, probesTable } from './probeOrJoin.js';
 import type { ResolvedMatch } from './runSettings.js';
 import { notKnown, RECORD_COLUMNS } from './storePartnerRecords.js';
@@ -293,8 +292,10 @@ export async function collectStoredEvidence(db: Queryable): Promise<void> {
  * - one with two or more (flagDuplicates), or one that is (or may be) an earlier attempt's (`earlier`,
  *   flagEarlierExecutions), or whose amount or currency differs from the intent's (`differs`, flagMismatches).
  * Then it adds to `rec_evidence` the new rows of those candidates only, under the ids storePartnerRecords gave
- * them (the candidates read by primary key, {@link notableCandidates}). Every later reader of `rec_evidence`
- * reads only such candidates' rows, so each has all its rows there.
+ * them. Every later reader of `rec_evidence` reads only such candidates' rows, so each has all its rows there.
+ * Joined, not read by primary key as the flags read them (flagSql.ts, notableCandidates): a subquery's output
+ * has no statistics, and PostgreSQL, taking its ids for a few hundred distinct values, hashed the whole
+ * report instead of them.
  *
  * A completed intent the report shows once, as asked, is none of these: it is almost every candidate of a
  * large report. Copying each of its rows into `rec_evidence`, indexing them, then aggregating them and
@@ -339,8 +340,9 @@ export async function collectNewEvidence(
     `INSERT INTO rec_evidence
      SELECT c.intent_id, r.record_id, r.identity, r.line, $1::bigint, r.reference, r.partner_reference,
             r.amount, r.currency, r.executed_at, ${evidenceFlags('r')}
-       FROM ${notableCandidates('true')}
-       JOIN ${newRows} r ON r.intent_id = c.intent_id`,
+       FROM ${newRows} r
+       JOIN rec_notable n ON n.intent_id = r.intent_id
+       JOIN rec_intents c ON c.intent_id = r.intent_id`,
     [input.runId],
   );
   await db.query('CREATE INDEX ON rec_evidence (intent_id)');

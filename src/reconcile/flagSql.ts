@@ -2,7 +2,7 @@ import { isoUtc } from './sqlText.js';
 
 // The SQL fragments every discrepancy kind writes into its summary and details (flagExecutions.ts,
 // flagUnmatched.ts), so that finance reads one shape whatever raised it, and the FROM item of the candidates
-// whose executions need a look, which they and collectCandidates.ts read.
+// whose executions need a look, which they read.
 
 /** SQL: one evidence row `e` as it appears in a discrepancy's details. */
 export const EVIDENCE_JSON = `jsonb_build_object(
