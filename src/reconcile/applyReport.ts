@@ -21,7 +21,7 @@ export interface ApplyOutcome {
 }
 
 /**
- * Everything a run decides, once prepareReport has built `rec_report` and `rec_match` (under the partner's
+ * Everything a run decides, once prepareReport has built `rec_report` and `rec_ambiguous` (under the partner's
  * reconciliation lock, still held): collect the candidate intents and what is known of their executions,
  * remember the rows, settle stuck intents, raise discrepancies. All of it runs on the caller's connection
  * inside the caller's transaction, which commits it all or nothing. `checkpoint` is called between steps

@@ -115,7 +115,7 @@ export async function collectCandidates(db: Queryable, input: CandidateInput): P
        SELECT ${columns}
          FROM intents i
         WHERE i.settled_at >= $5::timestamptz AND i.partner = $1 AND i.status = 'completed'
-          AND (${inCoverage} OR EXISTS (SELECT 1 FROM rec_match m WHERE m.intent_id = i.id))`
+          AND (${inCoverage} OR EXISTS (SELECT 1 FROM rec_report m WHERE m.intent_id = i.id))`
     : '';
   await db.query(
     `CREATE TEMP TABLE rec_intents ON COMMIT DROP AS
@@ -141,8 +141,9 @@ export async function collectCandidates(db: Queryable, input: CandidateInput): P
        SELECT ${columns}
          FROM intents i
         WHERE i.partner = $1 AND i.status = 'completed' ${notCollected}
-          AND i.id IN (SELECT m.intent_id FROM rec_match m
-                        WHERE NOT EXISTS (SELECT 1 FROM rec_intents c WHERE c.intent_id = m.intent_id))
+          AND i.id IN (SELECT m.intent_id FROM rec_report m
+                        WHERE m.intent_id IS NOT NULL
+                          AND NOT EXISTS (SELECT 1 FROM rec_intents c WHERE c.intent_id = m.intent_id))
           AND NOT ${stuckCondition('i', '$3')}`,
       params,
     );
@@ -276,7 +277,7 @@ export async function collectStoredEvidence(db: Queryable): Promise<void> {
      UNION ALL
      SELECT c.intent_id, k.record_id, k.identity, k.line, k.run_id, k.reference,
             k.partner_reference, k.amount, k.currency, k.executed_at, ${evidenceFlags('k')}
-       FROM rec_match m
+       FROM rec_report m
        JOIN rec_intents c ON c.intent_id = m.intent_id
        JOIN rec_known k ON k.report_line = m.line
       WHERE k.intent_id IS DISTINCT FROM m.intent_id`,

@@ -1,9 +1,10 @@
 import type { Queryable } from '../database/queryable.js';
-import { probeOrJoin, probesTable } from './probeOrJoin.js';
+import { candidateColumns } from './candidateColumns.js';
+import { type IdentifiedRows, REPORT_ROW_COLUMNS } from './identifyRows.js';
 
 /** What matching made of a report: rows given to one intent, and rows that could be several intents'. */
 export interface MatchOutcome {
-  /** Rows paired with exactly one intent (`rec_match`). */
+  /** Rows paired with exactly one intent (their `rec_report.intent_id`). */
   matched: number;
   /** Rows that fit more than one intent and were given to none (`rec_ambiguous`, one row per candidate). */
   ambiguousRows: number;
@@ -49,58 +50,58 @@ const DECIDE = `
           WINDOW w AS (PARTITION BY c.line)) counted`;
 
 /**
- * SQL: candidate columns for row `r` (with `partner_reference` and an `executed_at` expression) and intent `i`.
- * `completed` travels with a match into `rec_report` (`intent_completed`): `completed` is final, so a row
- * matched to an intent completed when it was matched can never be an orphan, and flagOrphans reads the
- * statuses of the other matched intents only (docs/PERFORMANCE.md, "Fewer passes over every row").
- */
-function candidateColumns(executedAt: string, skew: string): string {
-  return `i.status = 'completed' AS completed,
-          (r.partner_reference IS NOT NULL AND i.partner_reference = r.partner_reference) AS pinned,
-          ((r.partner_reference IS NOT NULL AND i.partner_reference IS NOT NULL
-            AND i.partner_reference <> r.partner_reference)
-           OR i.created_at > ${executedAt} + ${skew}::bigint * interval '1 millisecond') IS TRUE AS excluded,
-          i.status IN ('rejected', 'not_executed') AS dead`;
-}
-
-/**
- * Pairs staged report rows with this partner's intents by reference or partner reference, entirely in SQL
- * (see {@link DECIDE} for which intent a row goes to). Runs before identifyRows, which writes each row's
- * intent into `rec_report` (see prepareReport). An equality join on the intents' (partner, reference) or
- * (partner, partner_reference) index, then one window over the candidates of each row.
+ * Decides, under reference or partner-reference matching, which intent each row of `rec_report` belongs to
+ * (see {@link DECIDE}), from the candidates identifyRows joined to each row: `rec_report` holds one row per
+ * (row, candidate intent) and a row without candidates once, `identified.rows` of them for
+ * `identified.staged` report rows.
  *
- * Its plan: one index probe per row when the report is small beside the ledger's intents, a join when they
- * are of a size ({@link probesTable}). Left to the planner, it hashed every intent of the partner, history
- * included, for a report a small fraction of their size: a run's cost then grew with the ledger's age
- * (docs/PERFORMANCE.md, "Cost independent of history").
+ * When the two counts are equal, no row has two candidates, and a row with one is that intent's: the
+ * candidates are the matches. `rec_report` keeps them as its `intent_id` and `intent_completed` (the
+ * candidate columns only DECIDE reads are dropped). That is the usual case, and it costs no pass to find
+ * the contested rows, nor one to copy the matches: later steps read them from `rec_report`.
+ *
+ * Otherwise the candidates go to `rec_candidates`, DECIDE runs over the rows that have several (see
+ * {@link decide}), and `rec_report` is rebuilt with one row per report row: a row with at most one candidate
+ * as it was, a contested one with the intent DECIDE gave it (or none: `rec_ambiguous` has its candidates).
  */
-export async function matchStagedRows(
+export async function matchReferenceCandidates(
   db: Queryable,
-  partner: string,
-  by: 'reference' | 'partnerReference',
-  clockSkewMs: number,
+  identified: IdentifiedRows,
 ): Promise<MatchOutcome> {
-  const column = by === 'reference' ? 'reference' : 'partner_reference';
-  // Autovacuum never analyzes temp tables: without this the planner guesses the report's size from its
-  // pages, and whether to probe intents' index once per row or hash the partner's intents hinges on it.
-  await db.query('ANALYZE rec_staged');
-  const probe = await probesTable(db, 'intents', 'rec_staged');
-  const intents = probeOrJoin(
-    probe,
-    'intents',
-    'i',
-    ['id', 'partner_reference', 'created_at', 'status'],
-    `i.partner = $1 AND i.${column} = r.${column}`,
-  );
-  const candidates = await db.query(
+  if (identified.rows === identified.staged) {
+    await db.query('ALTER TABLE rec_report RENAME COLUMN completed TO intent_completed');
+    await db.query('ALTER TABLE rec_report DROP COLUMN pinned, DROP COLUMN excluded, DROP COLUMN dead');
+    await db.query(
+      'CREATE TEMP TABLE rec_ambiguous (line integer NOT NULL, intent_id bigint NOT NULL) ON COMMIT DROP',
+    );
+    await db.query('ANALYZE rec_ambiguous');
+    const matched = await db.query<{ rows: number }>('SELECT count(intent_id)::int AS rows FROM rec_report');
+    return { matched: matched.rows[0].rows, ambiguousRows: 0 };
+  }
+  await db.query('ALTER TABLE rec_report RENAME TO rec_report_candidates');
+  await db.query(
     `CREATE TEMP TABLE rec_candidates ON COMMIT DROP AS
-     SELECT r.line, i.id AS intent_id, true AS strict,
-            ${candidateColumns(`to_timestamp(r.executed_at_ms / 1000.0)`, '$2')}
-       FROM rec_staged r
-       ${intents}`,
-    [partner, clockSkewMs],
+     SELECT line, intent_id, true AS strict, completed, pinned, excluded, dead
+       FROM rec_report_candidates WHERE intent_id IS NOT NULL`,
   );
-  return decide(db, { rows: candidates.rowCount ?? 0, everyStrict: true });
+  const outcome = await decide(db);
+  const columns = REPORT_ROW_COLUMNS.map((column) => `r.${column}`).join(', ');
+  await db.query(
+    `CREATE TEMP TABLE rec_report ON COMMIT DROP AS
+     SELECT ${columns}, r.intent_id, r.completed AS intent_completed
+       FROM rec_report_candidates r
+      WHERE NOT EXISTS (SELECT 1 FROM rec_contested k WHERE k.line = r.line)
+     UNION ALL
+     SELECT ${columns}, m.intent_id, m.completed
+       FROM (SELECT DISTINCT ON (c.line) c.*
+               FROM rec_report_candidates c
+              WHERE c.line IN (SELECT k.line FROM rec_contested k)
+              ORDER BY c.line) r
+       LEFT JOIN rec_match m ON m.line = r.line`,
+  );
+  await db.query('DROP TABLE rec_report_candidates');
+  await db.query('ANALYZE rec_report');
+  return outcome;
 }
 
 /**
@@ -158,7 +159,7 @@ export async function matchReportByAmount(
             (abs(r.amount - c.amount) <= $3::numeric
              AND c.started_at BETWEEN r.executed_at - $2::bigint * interval '1 millisecond'
                                   AND r.executed_at + $2::bigint * interval '1 millisecond') AS strict,
-            ${candidateColumns('r.executed_at', '$1')}
+            ${candidateColumns('r', 'r.executed_at', '$1')}
        FROM rec_report r
        JOIN rec_amount_intents c
          ON c.currency = r.currency
@@ -170,7 +171,7 @@ export async function matchReportByAmount(
             COALESCE($5::numeric, GREATEST(10 * $3::numeric, 0.01 * abs(c.amount)))`,
     [clockSkewMs, match.timeWindowMs, match.amountTolerance, match.nearMissWindowMs, match.nearMissAmount],
   );
-  const outcome = await decide(db, { rows: null, everyStrict: false });
+  const outcome = await decide(db);
   const matched = await db.query(
     'UPDATE rec_report r SET intent_id = m.intent_id, intent_completed = m.completed FROM rec_match m WHERE m.line = r.line',
   );
@@ -181,32 +182,15 @@ export async function matchReportByAmount(
 /**
  * Runs {@link DECIDE} over `rec_candidates` into `rec_match` and `rec_ambiguous`. Almost every row has one
  * candidate: those are matched straight from the candidates (a hash anti join against the few contested
- * lines), and only the rows with several candidates (`rec_contested`) go through the window, so the report
- * is never sorted by line as a whole.
- *
- * When no line has two candidates and every candidate fits the match rule (`everyStrict`: reference and
- * partner-reference matching, where candidates are equality matches; `rows` is then how many there are),
- * the candidates ARE the matches: the table is renamed `rec_match` instead of copied. Its extra columns
- * are read by nobody, and its statistics are the matches'. Copying a report's worth of rows through an anti
- * join against an empty table was a full pass per run (docs/PERFORMANCE.md, "Staging and deciding a report").
+ * lines, `rec_contested`), and only the rows with several go through the window, so the report is never
+ * sorted by line as a whole.
  */
-async function decide(
-  db: Queryable,
-  candidates: { rows: number; everyStrict: true } | { rows: null; everyStrict: false },
-): Promise<MatchOutcome> {
+async function decide(db: Queryable): Promise<MatchOutcome> {
   await db.query('ANALYZE rec_candidates');
-  const contested = await db.query(
+  await db.query(
     `CREATE TEMP TABLE rec_contested ON COMMIT DROP AS
      SELECT line FROM rec_candidates GROUP BY line HAVING count(*) > 1`,
   );
-  if (candidates.everyStrict && contested.rowCount === 0) {
-    await db.query('ALTER TABLE rec_candidates RENAME TO rec_match');
-    await db.query(
-      'CREATE TEMP TABLE rec_ambiguous (line integer NOT NULL, intent_id bigint NOT NULL) ON COMMIT DROP',
-    );
-    await db.query('ANALYZE rec_ambiguous');
-    return { matched: candidates.rows, ambiguousRows: 0 };
-  }
   await db.query('ANALYZE rec_contested');
   await db.query(`CREATE TEMP TABLE rec_decided ON COMMIT DROP AS ${DECIDE}`);
   // No indexes on these two: every later join with them is a hash join.

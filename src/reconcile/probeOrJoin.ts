@@ -47,7 +47,8 @@ export async function probesTable(
  * SQL: the rows `columns` of `table` that `condition` (which names the outer row) selects, as a FROM item
  * called `alias` that follows a run table in the FROM list: with `probe`, `CROSS JOIN LATERAL (SELECT ...
  * OFFSET 0)`, which PostgreSQL cannot flatten into a join and so runs as one index scan per outer row;
- * otherwise a plain `JOIN ... ON`, for the planner to join as it sees fit. The same rows either way.
+ * otherwise a plain `JOIN ... ON`, for the planner to join as it sees fit. The same rows either way. With
+ * `left`, an outer row that selects none is kept once, with NULLs (`LEFT JOIN`).
  */
 export function probeOrJoin(
   probe: boolean,
@@ -55,8 +56,11 @@ export function probeOrJoin(
   alias: string,
   columns: readonly string[],
   condition: string,
+  options: { left?: boolean } = {},
 ): string {
-  if (!probe) return `JOIN ${table} ${alias} ON ${condition}`;
+  const left = options.left === true;
+  if (!probe) return `${left ? 'LEFT ' : ''}JOIN ${table} ${alias} ON ${condition}`;
   const selected = columns.map((column) => `${alias}.${column}`).join(', ');
-  return `CROSS JOIN LATERAL (SELECT ${selected} FROM ${table} ${alias} WHERE ${condition} OFFSET 0) ${alias}`;
+  const lateral = `LATERAL (SELECT ${selected} FROM ${table} ${alias} WHERE ${condition} OFFSET 0) ${alias}`;
+  return left ? `LEFT JOIN ${lateral} ON true` : `CROSS JOIN ${lateral}`;
 }

@@ -70,5 +70,19 @@ describe('reconcile: probe or join', function () {
       expect(text).to.match(/Index Scan using intents_partner_reference on intents/);
       expect(text).not.to.match(/Seq Scan on intents/);
     });
+
+    it('with `left`, keeps a row that selects nothing once, with NULLs, both ways', async () => {
+      // References r-7 to r-280000 against intents r-1 to r-200000: 28,571 rows find theirs, 11,429 none.
+      await runTable('probe_left', 40_000);
+      const query = (probe: boolean) =>
+        `SELECT r.line, i.id FROM probe_left r
+       ${probeOrJoin(probe, 'intents', 'i', ['id'], `i.partner = 'probe-big' AND i.reference = r.reference`, { left: true })}
+       ORDER BY r.line`;
+      const probed = await client.query<{ line: number; id: string | null }>(query(true));
+      const joined = await client.query<{ line: number; id: string | null }>(query(false));
+      expect(probed.rows.length).to.equal(40_000);
+      expect(probed.rows.filter((row) => row.id === null).length).to.equal(11_429);
+      expect(probed.rows).to.deep.equal(joined.rows);
+    });
   });
 });

@@ -106,6 +106,35 @@ describe('reconcile: sound proofs (ambiguity, declared coverage, duplicates)', (
       expect(again.discrepancies.ambiguous_match).to.equal(0);
     });
 
+    it('one execution listed twice, each row ambiguous: its occurrences count the rows, not their candidates', async () => {
+      // Each row has two candidate intents until the rows are decided: numbered over the candidates, the
+      // second row took #3 or #4, and an identity a re-run may not give it again.
+      const partner = partnerName('twice-ambiguous');
+      await stuck(partner, 'order-12-a', 60, { reference: 'order-12' });
+      await stuck(partner, 'order-12-b', 70, { reference: 'order-12' });
+      const file = writeCsv(fx.dir, `${partner}.csv`, [
+        { reference: 'order-12', nsu: 'NSU-TWICE', amount: '10.00', executedAt: at(71) },
+        { reference: 'order-12', nsu: 'NSU-TWICE', amount: '10.00', executedAt: at(72) },
+      ]);
+      const report = await run(csvReconciler(partner, file, declared()));
+      expect(report).to.deep.include({ matched: 0, ambiguous: 2 });
+      const stored = async () =>
+        (
+          await fx.sql.query<{ line: number; identity: string }>(
+            'SELECT line, identity FROM partner_records WHERE partner = $1 ORDER BY line',
+            [partner],
+          )
+        ).rows;
+      expect(await stored()).to.deep.equal([
+        { line: 2, identity: 'NSU-TWICE|order-12#1' },
+        { line: 3, identity: 'NSU-TWICE|order-12#2' },
+      ]);
+
+      const again = await run(csvReconciler(partner, file, declared()));
+      expect(again.discrepancies.ambiguous_match).to.equal(0);
+      expect(await stored()).to.have.length(2);
+    });
+
     it('the partner reference pins the row: a completed intent keeps its own, a stranger NSU goes to the stuck one', async () => {
       const partner = partnerName('pinned');
       const paid = await completedIntent(fx.ledger, spec(partner, 'order-11'), 'NSU-PAID');
