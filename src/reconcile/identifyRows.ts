@@ -80,8 +80,8 @@ export interface IdentifiedRows {
  * anyway); drawing it costs less than the `RETURNING` table and the sort that gave ids in line order cost
  * together.
  *
- * The intents are read as matchRows reads them: one index probe per row when the report is small beside
- * the ledger's intents, a join when they are of a size ({@link probesTable}). Left to the planner, it hashed
+ * The candidate intents are read by one index probe per row when the report is small beside the ledger's
+ * intents, by a join when they are of a size ({@link probesTable}). Left to the planner, it hashed
  * every intent of the partner, history included, for a report a small fraction of their size: a run's cost
  * then grew with the ledger's age (docs/PERFORMANCE.md, "Cost independent of history").
  *
@@ -101,9 +101,11 @@ export async function identifyRows(
   const sequence = await db.query<{ name: string }>(
     `SELECT pg_get_serial_sequence('partner_records', 'id') AS name`,
   );
-  const staged = await db.query<{ rows: number }>('SELECT count(*)::int AS rows FROM rec_staged');
+  let staged = 0;
   let intents = '';
   if (candidates !== null) {
+    // What tells matchReferenceCandidates whether any row found two candidates.
+    staged = (await db.query<{ rows: number }>('SELECT count(*)::int AS rows FROM rec_staged')).rows[0].rows;
     // Autovacuum never analyzes temp tables: without this the planner guesses the report's size from its
     // pages, and whether to probe intents' index once per row or hash the partner's intents hinges on it.
     await db.query('ANALYZE rec_staged');
@@ -149,5 +151,6 @@ export async function identifyRows(
   // For amount matching, which comes next (see prepareReport).
   if (candidates === null) await db.query('CREATE INDEX ON rec_report (currency, executed_at)');
   await db.query('ANALYZE rec_report');
-  return { rows: identified.rowCount ?? 0, staged: staged.rows[0].rows };
+  const rows = identified.rowCount ?? 0;
+  return { rows, staged: candidates === null ? rows : staged };
 }

@@ -60,9 +60,11 @@ const DECIDE = `
  * candidate columns only DECIDE reads are dropped). That is the usual case, and it costs no pass to find
  * the contested rows, nor one to copy the matches: later steps read them from `rec_report`.
  *
- * Otherwise the candidates go to `rec_candidates`, DECIDE runs over the rows that have several (see
- * {@link decide}), and `rec_report` is rebuilt with one row per report row: a row with at most one candidate
- * as it was, a contested one with the intent DECIDE gave it (or none: `rec_ambiguous` has its candidates).
+ * Otherwise the candidates of the rows that have several go to `rec_candidates`, DECIDE runs over them
+ * (see {@link decide}), and `rec_report` is rebuilt with one row per report row: a row with at most one
+ * candidate as it was, a contested one with the intent DECIDE gave it (or none: `rec_ambiguous` has its
+ * candidates). That costs a pass to find those rows and one to rebuild the report, about what matching cost
+ * before the two passes became one; a report with a single contested row takes it.
  */
 export async function matchReferenceCandidates(
   db: Queryable,
@@ -79,10 +81,13 @@ export async function matchReferenceCandidates(
     return { matched: matched.rows[0].rows, ambiguousRows: 0 };
   }
   await db.query('ALTER TABLE rec_report RENAME TO rec_report_candidates');
+  // Only the rows with several candidates go to DECIDE: a row with one is that intent's already.
   await db.query(
     `CREATE TEMP TABLE rec_candidates ON COMMIT DROP AS
      SELECT line, intent_id, true AS strict, completed, pinned, excluded, dead
-       FROM rec_report_candidates WHERE intent_id IS NOT NULL`,
+       FROM rec_report_candidates
+      WHERE line IN (SELECT line FROM rec_report_candidates WHERE intent_id IS NOT NULL
+                      GROUP BY line HAVING count(*) > 1)`,
   );
   const outcome = await decide(db);
   const columns = REPORT_ROW_COLUMNS.map((column) => `r.${column}`).join(', ');
@@ -101,7 +106,8 @@ export async function matchReferenceCandidates(
   );
   await db.query('DROP TABLE rec_report_candidates');
   await db.query('ANALYZE rec_report');
-  return outcome;
+  const matched = await db.query<{ rows: number }>('SELECT count(intent_id)::int AS rows FROM rec_report');
+  return { matched: matched.rows[0].rows, ambiguousRows: outcome.ambiguousRows };
 }
 
 /**
