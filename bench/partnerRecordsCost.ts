@@ -1,14 +1,16 @@
 /**
  * What storing every partner row costs PostgreSQL, and which part of it: a bulk `INSERT ... SELECT` of new
  * rows like storePartnerRecords' (which also brings its own ids and leaves out rows already known), into
- * three copies of `partner_records`:
- * with the foreign keys to reconciliation_runs and intents that migration 0003 replaced by per-report checks,
- * as it is now (its three indexes, no foreign keys), and with only the primary key and unique identity. A foreign key is checked by a row-level trigger
- * that runs one query per inserted row; indexes are maintained per row too. Two more bound what storing
- * less could gain (issue #15: no invariant needs every column of every row): a narrow row holding only what
- * a re-run must recognise and what later evidence reads (identity, run, line, intent, amount, currency)
- * with the same three indexes, and the full row with no index at all, the heap's write alone. Run on the
- * benchmark's own database after the measured run (tables are dropped afterwards).
+ * copies of `partner_records`: with the foreign keys to reconciliation_runs and intents that migration 0003
+ * replaced by per-report checks, as it is now (its three indexes, no foreign keys; the identity in a hash
+ * index since migration 0021), with the unique (partner, identity) btree it had before, each of those two
+ * again under random partner references, and with only the primary key and the identity. A foreign key is
+ * checked by a row-level trigger that runs one query per inserted row; indexes are maintained per row
+ * too. Two more bound what storing less could gain (issue #15: no invariant needs every column of every
+ * row): a narrow row holding only what a re-run must recognise and what later evidence reads (identity,
+ * run, line, intent, amount, currency) with the same three indexes, and the full row with no index at all,
+ * the heap's write alone. Run on the benchmark's own database after the measured run (tables are dropped
+ * afterwards).
  */
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
@@ -24,6 +26,16 @@ const COLUMNS =
 const VALUES = `'acme-pay', identity, $1, line, reference, partner_reference, amount, currency, executed_at, intent_id`;
 const NARROW_COLUMNS = 'partner, identity, run_id, line, amount, currency, intent_id';
 const NARROW_VALUES = `'acme-pay', identity, $1, line, amount, currency, intent_id`;
+
+/** One copy of the table: how it is made, what is inserted into it, and from which source table. */
+interface CostVariant {
+  name: string;
+  setup: string[];
+  columns?: string;
+  values?: string;
+  /** `bench_pr_source` (references counting up) unless told. */
+  source?: string;
+}
 
 export async function partnerRecordsCost(url: string, rows: number): Promise<PartnerRecordsCost> {
   const client = new Client({ connectionString: url });
@@ -42,8 +54,22 @@ export async function partnerRecordsCost(url: string, rows: number): Promise<Par
            FROM generate_series(1, $1::int) AS g`,
       [rows, first[0].id],
     );
+    // The same rows under a partner's random references (Stripe's `ch_...`, PayPal's transaction ids), whose
+    // identities land all over an index instead of at its end as the benchmark's sequential NSUs do.
+    await client.query(
+      `CREATE TABLE bench_pr_random AS
+         SELECT line, md5(line::text) || '|' || reference || '#1' AS identity, reference,
+                md5(line::text) AS partner_reference, amount, currency, executed_at, intent_id
+           FROM bench_pr_source`,
+    );
     await client.query('VACUUM ANALYZE bench_pr_source');
-    const variants: { name: string; setup: string[]; columns?: string; values?: string }[] = [
+    await client.query('VACUUM ANALYZE bench_pr_random');
+    const uniqueBtree = (table: string) => [
+      `CREATE TABLE ${table} (LIKE partner_records INCLUDING DEFAULTS INCLUDING IDENTITY)`,
+      `ALTER TABLE ${table} ADD PRIMARY KEY (id), ADD UNIQUE (partner, identity)`,
+      `CREATE INDEX ON ${table} (intent_id) WHERE intent_id IS NOT NULL`,
+    ];
+    const variants: CostVariant[] = [
       {
         name: 'with the foreign keys of 0002 (2 foreign keys, 3 indexes)',
         setup: [
@@ -53,14 +79,29 @@ export async function partnerRecordsCost(url: string, rows: number): Promise<Par
         ],
       },
       {
-        name: 'as in the schema (no foreign keys, 3 indexes)',
+        name: 'as in the schema (no foreign keys, 3 indexes, identity hashed)',
         setup: ['CREATE TABLE bench_pr_nofk (LIKE partner_records INCLUDING ALL)'],
       },
       {
-        name: 'primary key + unique identity only',
+        name: 'with the unique (partner, identity) btree of 0002-0020 instead of the hash index',
+        setup: uniqueBtree('bench_pr_btree'),
+      },
+      {
+        name: 'random partner references: as in the schema',
+        setup: ['CREATE TABLE bench_pr_random_nofk (LIKE partner_records INCLUDING ALL)'],
+        source: 'bench_pr_random',
+      },
+      {
+        name: 'random partner references: with the unique btree of 0002-0020',
+        setup: uniqueBtree('bench_pr_random_btree'),
+        source: 'bench_pr_random',
+      },
+      {
+        name: 'primary key + identity (hashed) only',
         setup: [
           'CREATE TABLE bench_pr_lean (LIKE partner_records INCLUDING DEFAULTS INCLUDING IDENTITY)',
-          'ALTER TABLE bench_pr_lean ADD PRIMARY KEY (id), ADD UNIQUE (partner, identity)',
+          'ALTER TABLE bench_pr_lean ADD PRIMARY KEY (id)',
+          'CREATE INDEX ON bench_pr_lean USING hash (identity)',
         ],
       },
       {
@@ -68,8 +109,8 @@ export async function partnerRecordsCost(url: string, rows: number): Promise<Par
         setup: [
           `CREATE TABLE bench_pr_narrow (
              id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, partner text NOT NULL, identity text NOT NULL,
-             run_id bigint NOT NULL, line integer NOT NULL, amount numeric, currency text, intent_id bigint,
-             UNIQUE (partner, identity))`,
+             run_id bigint NOT NULL, line integer NOT NULL, amount numeric, currency text, intent_id bigint)`,
+          'CREATE INDEX ON bench_pr_narrow USING hash (identity)',
           'CREATE INDEX ON bench_pr_narrow (intent_id) WHERE intent_id IS NOT NULL',
         ],
         columns: NARROW_COLUMNS,
@@ -87,7 +128,7 @@ export async function partnerRecordsCost(url: string, rows: number): Promise<Par
       await client.query('CHECKPOINT');
       const started = performance.now();
       await client.query(
-        `INSERT INTO ${table} (${variant.columns ?? COLUMNS}) SELECT ${variant.values ?? VALUES} FROM bench_pr_source`,
+        `INSERT INTO ${table} (${variant.columns ?? COLUMNS}) SELECT ${variant.values ?? VALUES} FROM ${variant.source ?? 'bench_pr_source'}`,
         [run[0].id],
       );
       const seconds = (performance.now() - started) / 1000;
@@ -98,7 +139,7 @@ export async function partnerRecordsCost(url: string, rows: number): Promise<Par
       });
       await client.query(`DROP TABLE ${table}`);
     }
-    await client.query('DROP TABLE bench_pr_source');
+    await client.query('DROP TABLE bench_pr_source, bench_pr_random');
     return { rows, variants: out };
   } finally {
     await client.end();

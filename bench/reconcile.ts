@@ -45,6 +45,7 @@ import {
   generateHistory,
   generateIntents,
   PARTNER,
+  type ReferenceOrder,
   type Window,
   writePartnerCsv,
 } from './reconcileData.js';
@@ -65,6 +66,8 @@ export interface ReconcileBenchOptions {
   history?: number;
   /** Profile the main size even when every target is met. */
   profile?: boolean;
+  /** How the partner's references run in the data (bench/reconcileData.ts). @default 'sequential' */
+  references?: ReferenceOrder;
 }
 
 interface EngineFigures {
@@ -137,6 +140,8 @@ interface HistoryFigures {
 }
 
 export interface ReconcileBenchResult {
+  /** How the partner's references ran in the data (`--random-references`). */
+  references: ReferenceOrder;
   main: SizeFigures;
   small: SizeFigures | undefined;
   /** peak RSS at N ÷ peak RSS at N/10. */
@@ -168,20 +173,21 @@ export async function benchReconcile(
   // The embedded server runs as the `postgres` OS user when we are root: server-side COPY must read here.
   chmodSync(work, 0o755);
   const sizes: Dataset[] = [];
+  const references = options.references ?? 'sequential';
+  const prepare = (n: number, history = 0) => prepareSize(server, work, n, history, references);
   try {
-    const main = await prepareSize(server, work, rows);
+    const main = await prepare(rows);
     sizes.push(main);
     const mainFigures = await benchSize(server, main);
-    const small = await prepareSize(server, work, Math.round(rows / 10));
+    const small = await prepare(Math.round(rows / 10));
     sizes.push(small);
     const smallFigures = await benchSize(server, small);
     const memoryRatio = round(mainFigures.engine.peakRssMb / smallFigures.engine.peakRssMb, 2);
     let history: HistoryFigures | undefined;
     if (historyRows > 0) {
-      const plain =
-        small.rows === HISTORY_REPORT_ROWS ? small : await prepareSize(server, work, HISTORY_REPORT_ROWS);
+      const plain = small.rows === HISTORY_REPORT_ROWS ? small : await prepare(HISTORY_REPORT_ROWS);
       if (plain !== small) sizes.push(plain);
-      const laden = await prepareSize(server, work, HISTORY_REPORT_ROWS, historyRows);
+      const laden = await prepare(HISTORY_REPORT_ROWS, historyRows);
       sizes.push(laden);
       history = await benchHistory(server, plain, laden, options.quick ? 2 : 3);
       if (options.profile) {
@@ -212,7 +218,7 @@ export async function benchReconcile(
       const viaEngine = mainFigures.engine.exitCode !== 0 && mainFigures.engineWithoutTimeout !== undefined;
       profile = await profileRun(server, main, reason, viaEngine);
     }
-    return { main: mainFigures, small: smallFigures, memoryRatio, history, targets, profile };
+    return { references, main: mainFigures, small: smallFigures, memoryRatio, history, targets, profile };
   } finally {
     for (const size of sizes) await server.dropDatabase(size.template.name);
     rmSync(work, { recursive: true, force: true });
@@ -294,9 +300,16 @@ interface Dataset {
   csvSeconds: number;
 }
 
-async function prepareSize(server: BenchServer, work: string, rows: number, history = 0): Promise<Dataset> {
+async function prepareSize(
+  server: BenchServer,
+  work: string,
+  rows: number,
+  history: number,
+  references: ReferenceOrder,
+): Promise<Dataset> {
   const window = benchWindow();
-  const template = await server.createDatabase(`reconcile_${rows}${history > 0 ? `_h${history}` : ''}`);
+  const suffix = `${history > 0 ? `_h${history}` : ''}${references === 'random' ? '_random' : ''}`;
+  const template = await server.createDatabase(`reconcile_${rows}${suffix}`);
   log(
     `reconcile N=${rows}: generating ${history > 0 ? `${history} settled intents of history, then ` : ''}intents`,
   );
@@ -305,16 +318,16 @@ async function prepareSize(server: BenchServer, work: string, rows: number, hist
   const client = new Client({ connectionString: template.url });
   await client.connect();
   try {
-    await generateHistory(client, history, window);
-    await generateIntents(client, rows, window);
+    await generateHistory(client, history, window, references);
+    await generateIntents(client, rows, window, PARTNER, references);
   } finally {
     await client.end();
   }
   const generateSeconds = (performance.now() - started) / 1000;
   started = performance.now();
-  const label = `${rows}${history > 0 ? `-h${history}` : ''}`;
+  const label = `${rows}${suffix.replaceAll('_', '-')}`;
   const file = join(work, `acme-pay-${label}.csv`);
-  const fileBytes = await writePartnerCsv(file, rows, window);
+  const fileBytes = await writePartnerCsv(file, rows, window, references);
   const csvSeconds = (performance.now() - started) / 1000;
   const reconcilers = writeReconcilerDir(work, label, file, window);
   log(

@@ -22,13 +22,34 @@
  * | 990-999   | rejected                       | an orphan                                  | orphan             |
  *
  * So: 0.1% bad rows (under the 1% threshold), 6% stuck intents, 2.5% orphans, 0.5% duplicates and mismatches.
+ *
+ * The partner's references (the NSU column, the completed intents' `partner_reference`) count up with j by
+ * default, as Cielo's NSU does within a day; with {@link ReferenceOrder} `random` they are 16 hex digits of
+ * an md5 of j, as random as Stripe's or PayPal's ids. A row's identity starts with its partner reference, so
+ * the order decides where each stored row lands in `partner_records`' identity index (migration 0021).
  */
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import type { Client } from 'pg';
 import { brazilianAmount } from '../src/demo/writeSettlementFile.js';
 
 export const PARTNER = 'acme-pay';
+
+/** How the partner's references run: counting up with the intent (the default) or at random. */
+export type ReferenceOrder = 'sequential' | 'random';
+
+/** SQL: the partner reference of intent `g` (an integer expression), as {@link partnerReference} writes it. */
+function partnerReferenceSql(order: ReferenceOrder, g: string): string {
+  return order === 'random' ? `left(md5((${g})::text), 16)` : `lpad((${g})::text, 9, '0')`;
+}
+
+/** The partner reference of intent `k`, behind `prefix` (a second execution's, a walk-in's). */
+function partnerReference(order: ReferenceOrder, prefix: string, k: number): string {
+  return order === 'random'
+    ? `${prefix}${createHash('md5').update(String(k)).digest('hex').slice(0, 16)}`
+    : `${prefix}${String(k).padStart(9, '0')}`;
+}
 
 type Status = 'completed' | 'unknown' | 'in_progress' | 'rejected';
 type RowKind = 'bad' | 'match' | 'mismatch' | 'orphan' | 'duplicate';
@@ -88,6 +109,7 @@ export async function generateIntents(
   n: number,
   window: Window,
   partner: string = PARTNER,
+  references: ReferenceOrder = 'sequential',
 ): Promise<void> {
   const statusCase = `CASE ${FATES.map(([until, status]) => `WHEN g % 1000 < ${until} THEN '${status}'`).join(' ')} END`;
   // One SQL expression per column, reading the fate computed once per row in the subquery.
@@ -98,7 +120,7 @@ export async function generateIntents(
      SELECT $1, 'charge', 'order-' || g || ':charge', md5(g::text), 'order-' || g,
             round((1000 + (g::bigint * 7919) % 500000)::numeric / 100, 2), 'BRL', status, 1,
             at + interval '30 seconds', 'bench', at,
-            CASE WHEN status = 'completed' THEN lpad(g::text, 9, '0') END,
+            CASE WHEN status = 'completed' THEN ${partnerReferenceSql(references, 'g')} END,
             CASE WHEN status = 'rejected' THEN '{"message":"card declined"}'::jsonb END,
             CASE WHEN status IN ('completed', 'rejected') THEN 'caller' END,
             at, at + interval '1 second',
@@ -142,10 +164,10 @@ function saoPaulo(ms: number): string {
 
 const BRANDS = ['VISA', 'MASTERCARD', 'ELO DÉBITO', 'VISA CRÉDITO'];
 
-function rowFor(j: number, n: number, window: Window): string {
+function rowFor(j: number, n: number, window: Window, references: ReferenceOrder): string {
   const [, kind] = fateOf(j);
   const at = (k: number, plusMs: number) => saoPaulo(intentTimeMs(k, n, window) + plusMs);
-  const nsu = (prefix: string, k: number) => `${prefix}${String(k).padStart(9, '0')}`;
+  const nsu = (prefix: string, k: number) => partnerReference(references, prefix, k);
   const brand = BRANDS[j % BRANDS.length];
   switch (kind) {
     case 'match':
@@ -167,11 +189,16 @@ function rowFor(j: number, n: number, window: Window): string {
 }
 
 /** Streams the N-row file (CRLF, Latin-1) to `path`; returns its size in bytes. */
-export async function writePartnerCsv(path: string, n: number, window: Window): Promise<number> {
+export async function writePartnerCsv(
+  path: string,
+  n: number,
+  window: Window,
+  references: ReferenceOrder = 'sequential',
+): Promise<number> {
   const out = createWriteStream(path, { mode: 0o644 });
   const batch: string[] = ['PEDIDO;NSU;VALOR;MOEDA;DATA;BANDEIRA'];
   for (let j = 1; j <= n; j++) {
-    batch.push(rowFor(j, n, window));
+    batch.push(rowFor(j, n, window, references));
     if (batch.length === 10_000 || j === n) {
       if (!out.write(Buffer.from(`${batch.join('\r\n')}\r\n`, 'latin1'))) await once(out, 'drain');
       batch.length = 0;
@@ -242,7 +269,12 @@ export function expectedOutcome(n: number): ExpectedOutcome {
  * intents not executed, that there are (almost) none. Written before {@link generateIntents}, so history
  * has the lower ids, as it would; generateIntents' VACUUM ANALYZE covers these rows too.
  */
-export async function generateHistory(client: Client, n: number, window: Window): Promise<void> {
+export async function generateHistory(
+  client: Client,
+  n: number,
+  window: Window,
+  references: ReferenceOrder = 'sequential',
+): Promise<void> {
   if (n <= 0) return;
   const spanMs = 90 * 24 * 3_600_000;
   const from = new Date(window.from.getTime() - 24 * 3_600_000 - spanMs);
@@ -253,7 +285,7 @@ export async function generateHistory(client: Client, n: number, window: Window)
      SELECT $1, 'charge', 'history-' || g || ':charge', md5('h' || g), 'history-' || g,
             round((1000 + (g::bigint * 7919) % 500000)::numeric / 100, 2), 'BRL', status, 1,
             at + interval '30 seconds', 'bench', at,
-            CASE WHEN status = 'completed' THEN 'H' || lpad(g::text, 9, '0') END,
+            CASE WHEN status = 'completed' THEN 'H' || ${partnerReferenceSql(references, 'g')} END,
             CASE WHEN status = 'rejected' THEN '{"message":"card declined"}'::jsonb END,
             'caller', at, at + interval '1 second', at + interval '1 second'
        FROM (SELECT g, CASE WHEN g % 100 = 0 THEN 'rejected' ELSE 'completed' END AS status,

@@ -261,6 +261,14 @@ function renderReconcile(out: string[], reconcile: ReconcileBenchResult): void {
     'measured twice.',
     '',
   );
+  // Raw figures saved before the option existed have no `references`: their data counted up.
+  if (reconcile.references === 'random') {
+    out.push(
+      "The partner's references in this data are random (`--random-references`: 16 hex digits of an md5, as",
+      "Stripe's or PayPal's ids), not counting up with each intent as Cielo's NSU does.",
+      '',
+    );
+  }
   out.push(
     '| rows | run | file MB | s | rows/s | floor s (samples) | ratio to floor | durable floor s (samples) | ratio to durable floor | peak RSS MB | floor matches | exit |',
     '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',

@@ -5,6 +5,8 @@
  *
  * Flags: --quick, --json, --only ledger|reconcile, --rows N (reconcile size; the N/10 run follows),
  * --history N (settled intents of history for the reconcile history comparison; 0 skips it),
+ * --random-references (the reconcile data's partner references at random, as Stripe's or PayPal's ids,
+ * instead of counting up as Cielo's NSU; see bench/reconcileData.ts),
  * --profile (CPU profile of the reconcile child and auto_explain of its slow statements, even when every
  * target is met), --candidates (measure the candidate fixes of the ledger's SQL; always on without --quick),
  * --scaling (ledger and baseline from 1, 2 and 4 processes each; always on without --quick),
@@ -36,6 +38,7 @@ async function main(): Promise<void> {
       only: { type: 'string' },
       rows: { type: 'string' },
       history: { type: 'string' },
+      'random-references': { type: 'boolean', default: false },
       profile: { type: 'boolean', default: false },
       candidates: { type: 'boolean', default: false },
       scaling: { type: 'boolean', default: false },
@@ -86,6 +89,7 @@ async function main(): Promise<void> {
         rows: values.rows === undefined ? undefined : Number(values.rows),
         history: values.history === undefined ? undefined : Number(values.history),
         profile: values.profile,
+        references: values['random-references'] ? 'random' : 'sequential',
       });
       if (!quick || values['reconcile-scaling']) {
         const perPartner = values['reconcile-scaling-rows'];
@@ -178,6 +182,7 @@ function toJson(
       },
     },
     reconcile: reconcile && {
+      references: reconcile.references,
       rows: reconcile.main.rows,
       seconds: reconcile.main.engine.seconds,
       rowsPerSecond: reconcile.main.engine.rowsPerSecond,

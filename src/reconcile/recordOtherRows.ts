@@ -9,7 +9,9 @@ const LISTED_LINES = 20;
  * once every execution of the report is stored (applyReport), so a refund in the same file as its charge
  * finds it. Each is stored under the identity an execution would have, prefixed with its kind
  * (`reversal:<partner reference>|<reference>#<n>`), so it never collides with its own execution, which often
- * carries the same references, and a re-run stores nothing twice (`ON CONFLICT DO NOTHING`).
+ * carries the same references, and a re-run stores nothing twice: a row whose identity is stored is left
+ * out (under the partner's reconciliation lock, as storePartnerRecords leaves out `rec_known`; migration 0021
+ * says why there is no unique index to lean on with `ON CONFLICT`).
  *
  * `n` counts occurrences in the row's own file only, and a partner's refund or chargeback usually carries
  * the payment's references: a chargeback in one file and its reversal (or a second partial refund) in a later
@@ -90,13 +92,13 @@ export async function recordOtherRows(
      SELECT $1, identity, $2, line, reference, partner_reference, amount, currency, executed_at, intent_id,
             kind, reverses, settlement_amount, settlement_currency
        FROM rec_other_tied t
-      WHERE NOT EXISTS (
+      WHERE NOT EXISTS (SELECT 1 FROM partner_records pr WHERE pr.partner = $1 AND pr.identity = t.identity)
+        AND NOT EXISTS (
               SELECT 1 FROM partner_records pr
                WHERE pr.partner = $1 AND pr.identity = t.legacy_identity AND pr.kind = t.kind
                  AND pr.amount IS NOT DISTINCT FROM t.amount AND pr.currency IS NOT DISTINCT FROM t.currency
                  AND pr.executed_at IS NOT DISTINCT FROM t.executed_at)
-      ORDER BY line
-     ON CONFLICT (partner, identity) DO NOTHING`,
+      ORDER BY line`,
     [input.partner, input.runId],
   );
   const untied = await db.query<{ line: number; total: number; unreferenced: number }>(
