@@ -1,5 +1,6 @@
 import type { Queryable } from '../database/queryable.js';
 import { IDENTITY_BASE } from './identifyRows.js';
+import { probesTable } from './probeOrJoin.js';
 
 /** Lines of reversals of nothing known that a warning lists; the count is always complete. */
 const LISTED_LINES = 20;
@@ -86,18 +87,25 @@ export async function recordOtherRows(
        ) named ON i.kind = 'failed'`,
     [input.partner, input.partnerReferenceUnique],
   );
+  // Autovacuum never analyzes temp tables; probesTable reads the size ANALYZE counted.
+  await db.query('ANALYZE rec_other_tied');
+  // `partner_records` holds every row of every report: one probe of its identity index per row, as
+  // findKnownRecords reads it, unless these rows are of its size. OFFSET 0 keeps PostgreSQL from turning
+  // NOT EXISTS into an anti join, which it may run by hashing the whole table (see probesTable).
+  const probe = (await probesTable(db, 'partner_records', 'rec_other_tied')) ? 'OFFSET 0' : '';
   await db.query(
     `INSERT INTO partner_records (partner, identity, run_id, line, reference, partner_reference, amount, currency,
                                   executed_at, intent_id, kind, reverses, settlement_amount, settlement_currency)
      SELECT $1, identity, $2, line, reference, partner_reference, amount, currency, executed_at, intent_id,
             kind, reverses, settlement_amount, settlement_currency
        FROM rec_other_tied t
-      WHERE NOT EXISTS (SELECT 1 FROM partner_records pr WHERE pr.partner = $1 AND pr.identity = t.identity)
+      WHERE NOT EXISTS (SELECT 1 FROM partner_records pr WHERE pr.partner = $1 AND pr.identity = t.identity ${probe})
         AND NOT EXISTS (
               SELECT 1 FROM partner_records pr
                WHERE pr.partner = $1 AND pr.identity = t.legacy_identity AND pr.kind = t.kind
                  AND pr.amount IS NOT DISTINCT FROM t.amount AND pr.currency IS NOT DISTINCT FROM t.currency
-                 AND pr.executed_at IS NOT DISTINCT FROM t.executed_at)
+                 AND pr.executed_at IS NOT DISTINCT FROM t.executed_at
+              ${probe})
       ORDER BY line`,
     [input.partner, input.runId],
   );

@@ -19,7 +19,8 @@ import {
 /**
  * Migration 0021 replaces the unique (partner, identity) btree of `partner_records` with a hash index on
  * the identity. Records stored under the old index must be found through the new one, so that a re-run
- * after the upgrade recognises every row it stored before; and `down` must give the unique constraint back.
+ * after the upgrade recognises every row it stored before; and `down` must give the unique constraint back,
+ * or refuse, changing nothing, when some identity was stored twice meanwhile.
  */
 describe('migration 0021: partner records found by identity through a hash index', function () {
   this.timeout(60_000);
@@ -36,7 +37,7 @@ describe('migration 0021: partner records found by identity through a hash index
     return result.rows.map((row) => row.definition.replace(/ ON public\./, ' ON '));
   }
 
-  it('rows stored under the unique btree are known after the upgrade: a re-run stores and raises nothing', async () => {
+  it('rows stored under the unique btree are known after the upgrade: a re-run stores and raises nothing; down and up again', async () => {
     await migration.down(runner());
     expect(await identityIndexes()).to.deep.equal([
       'CREATE UNIQUE INDEX partner_records_identity_unique ON partner_records USING btree (partner, identity)',
@@ -87,5 +88,49 @@ describe('migration 0021: partner records found by identity through a hash index
       'N-1|order-1#2',
       'N-9|stranger#1',
     ]);
+
+    // Back and forth over stored rows: the constraint comes back (no identity was stored twice), and goes.
+    await migration.down(runner());
+    const constraint = await fx.sql.query<{ definition: string }>(
+      `SELECT pg_get_constraintdef(oid) AS definition FROM pg_constraint
+        WHERE conrelid = 'partner_records'::regclass AND conname = 'partner_records_identity_unique'`,
+    );
+    expect(constraint.rows).to.deep.equal([{ definition: 'UNIQUE (partner, identity)' }]);
+    await migration.up(runner());
+    expect(await identityIndexes()).to.deep.equal([
+      'CREATE INDEX partner_records_identity ON partner_records USING hash (identity)',
+    ]);
+  });
+
+  it('going back refuses, changing nothing, when an identity was stored twice', async () => {
+    const partner = partnerName('twice');
+    const { rows } = await fx.sql.query<{ id: string }>(
+      `INSERT INTO reconciliation_runs (partner, trigger, source, status) VALUES ($1, 'manual', 'test', 'succeeded')
+       RETURNING id`,
+      [partner],
+    );
+    for (const line of [1, 2]) {
+      await fx.sql.query(
+        `INSERT INTO partner_records (partner, identity, run_id, line) VALUES ($1, 'N-7|order-7#1', $2, $3)`,
+        [partner, rows[0].id, line],
+      );
+    }
+    const client = await fx.sql.connect();
+    try {
+      await client.query('BEGIN');
+      const inTransaction = { query: async (text: string) => (await client.query(text)).rows } as unknown;
+      const error = await migration.down(inTransaction as QueryRunner).then(
+        () => undefined,
+        (caught: unknown) => caught as { code?: string },
+      );
+      expect(error?.code).to.equal('23505');
+      await client.query('ROLLBACK');
+    } finally {
+      client.release();
+    }
+    expect(await identityIndexes()).to.deep.equal([
+      'CREATE INDEX partner_records_identity ON partner_records USING hash (identity)',
+    ]);
+    await fx.sql.query('DELETE FROM partner_records WHERE partner = $1', [partner]);
   });
 });
