@@ -26,7 +26,8 @@
  * The partner's references (the NSU column, the completed intents' `partner_reference`) count up with j by
  * default, as Cielo's NSU does within a day; with {@link ReferenceOrder} `random` they are 16 hex digits of
  * an md5 of j, as random as Stripe's or PayPal's ids. A row's identity starts with its partner reference, so
- * the order decides where each stored row lands in `partner_records`' identity index (migration 0021).
+ * the order decides where each stored row lands in `partner_records`' unique identity index
+ * (docs/PERFORMANCE.md, "Identity in a hash index, measured and left").
  */
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';

@@ -15,7 +15,6 @@ import { FourEyesJudgesBothRows1000000000017 } from './0017-four-eyes-judges-bot
 import { ProposalKeepsItsAmount1000000000018 } from './0018-proposal-keeps-its-amount.js';
 import { TrimmedIdentifiers1000000000019 } from './0019-trimmed-identifiers.js';
 import { DiscrepanciesWithoutForeignKeys1000000000020 } from './0020-discrepancies-without-foreign-keys.js';
-import { PartnerRecordsIdentityHash1000000000021 } from './0021-partner-records-identity-hash.js';
 
 /** Every migration, in order. A new migration is a new numbered file plus one line here. */
 export const migrations = [
@@ -36,5 +35,4 @@ export const migrations = [
   ProposalKeepsItsAmount1000000000018,
   TrimmedIdentifiers1000000000019,
   DiscrepanciesWithoutForeignKeys1000000000020,
-  PartnerRecordsIdentityHash1000000000021,
 ];

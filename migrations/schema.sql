@@ -180,6 +180,7 @@ ALTER TABLE intents ADD CONSTRAINT intents_pkey PRIMARY KEY (id);
 ALTER TABLE intents ADD CONSTRAINT intents_settled_when_final CHECK (((status = ANY (ARRAY['completed'::text, 'rejected'::text, 'not_executed'::text])) = (settled_at IS NOT NULL)));
 ALTER TABLE intents ADD CONSTRAINT intents_status_check CHECK ((status = ANY (ARRAY['in_progress'::text, 'completed'::text, 'rejected'::text, 'not_executed'::text, 'unknown'::text])));
 ALTER TABLE migrations ADD CONSTRAINT migrations_pkey PRIMARY KEY (id);
+ALTER TABLE partner_records ADD CONSTRAINT partner_records_identity_unique UNIQUE (partner, identity);
 ALTER TABLE partner_records ADD CONSTRAINT partner_records_kind_check CHECK ((kind = ANY (ARRAY['execution'::text, 'reversal'::text, 'failed'::text])));
 ALTER TABLE partner_records ADD CONSTRAINT partner_records_pkey PRIMARY KEY (id);
 ALTER TABLE reconciliation_runs ADD CONSTRAINT reconciliation_runs_pkey PRIMARY KEY (id);
@@ -200,7 +201,6 @@ CREATE INDEX intents_partner_partner_reference ON public.intents USING btree (pa
 CREATE INDEX intents_partner_reference ON public.intents USING btree (partner, reference);
 CREATE INDEX intents_settled_at ON public.intents USING btree (settled_at) WHERE (settled_at IS NOT NULL);
 CREATE INDEX intents_unsettled ON public.intents USING btree (partner, lease_expires_at) WHERE (status = ANY (ARRAY['in_progress'::text, 'unknown'::text]));
-CREATE INDEX partner_records_identity ON public.partner_records USING hash (identity);
 CREATE INDEX partner_records_intent ON public.partner_records USING btree (intent_id) WHERE (intent_id IS NOT NULL);
 CREATE INDEX reconciliation_runs_checksum ON public.reconciliation_runs USING btree (partner, checksum) WHERE (status = 'succeeded'::text);
 CREATE INDEX reconciliation_runs_running ON public.reconciliation_runs USING btree (partner) WHERE (status = 'running'::text);

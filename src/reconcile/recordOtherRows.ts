@@ -10,9 +10,7 @@ const LISTED_LINES = 20;
  * once every execution of the report is stored (applyReport), so a refund in the same file as its charge
  * finds it. Each is stored under the identity an execution would have, prefixed with its kind
  * (`reversal:<partner reference>|<reference>#<n>`), so it never collides with its own execution, which often
- * carries the same references, and a re-run stores nothing twice: a row whose identity is stored is left
- * out (under the partner's reconciliation lock, as storePartnerRecords leaves out `rec_known`; migration 0021
- * says why there is no unique index to lean on with `ON CONFLICT`).
+ * carries the same references, and a re-run stores nothing twice (`ON CONFLICT DO NOTHING`).
  *
  * `n` counts occurrences in the row's own file only, and a partner's refund or chargeback usually carries
  * the payment's references: a chargeback in one file and its reversal (or a second partial refund) in a later
@@ -89,9 +87,11 @@ export async function recordOtherRows(
   );
   // Autovacuum never analyzes temp tables; probesTable reads the size ANALYZE counted.
   await db.query('ANALYZE rec_other_tied');
-  // `partner_records` holds every row of every report: one probe of its identity index per row, as
-  // findKnownRecords reads it, unless these rows are of its size. OFFSET 0 keeps PostgreSQL from turning
-  // NOT EXISTS into an anti join, which it may run by hashing the whole table (see probesTable).
+  // `partner_records` holds every row of every report: the legacy identities are looked up by one probe of
+  // the unique (partner, identity) index per row, as findKnownRecords does, unless these rows are of the
+  // table's size. OFFSET 0 keeps PostgreSQL from turning NOT EXISTS into an anti join, which it may run by
+  // hashing the whole table (see probesTable; docs/PERFORMANCE.md, "Identity in a hash index, measured
+  // and left").
   const probe = (await probesTable(db, 'partner_records', 'rec_other_tied')) ? 'OFFSET 0' : '';
   await db.query(
     `INSERT INTO partner_records (partner, identity, run_id, line, reference, partner_reference, amount, currency,
@@ -99,14 +99,14 @@ export async function recordOtherRows(
      SELECT $1, identity, $2, line, reference, partner_reference, amount, currency, executed_at, intent_id,
             kind, reverses, settlement_amount, settlement_currency
        FROM rec_other_tied t
-      WHERE NOT EXISTS (SELECT 1 FROM partner_records pr WHERE pr.partner = $1 AND pr.identity = t.identity ${probe})
-        AND NOT EXISTS (
+      WHERE NOT EXISTS (
               SELECT 1 FROM partner_records pr
                WHERE pr.partner = $1 AND pr.identity = t.legacy_identity AND pr.kind = t.kind
                  AND pr.amount IS NOT DISTINCT FROM t.amount AND pr.currency IS NOT DISTINCT FROM t.currency
                  AND pr.executed_at IS NOT DISTINCT FROM t.executed_at
               ${probe})
-      ORDER BY line`,
+      ORDER BY line
+     ON CONFLICT (partner, identity) DO NOTHING`,
     [input.partner, input.runId],
   );
   const untied = await db.query<{ line: number; total: number; unreferenced: number }>(

@@ -21,8 +21,8 @@ export const RECORD_COLUMNS = [
  * the partner's reconciliation lock, so it sees every record another run of this partner committed and no
  * run of this partner can store one meanwhile.
  *
- * Its plan: one probe of the hash index on identity (migration 0021) per report row unless the table is of
- * the report's size ({@link probesTable}). partner_records holds every row of every report ever reconciled,
+ * Its plan: one probe of the unique (partner, identity) index per report row unless the table is of the
+ * report's size ({@link probesTable}). partner_records holds every row of every report ever reconciled,
  * and the planner, left to itself, hashed all of it for a report a small fraction of its size
  * (docs/PERFORMANCE.md, "Cost independent of history").
  */
@@ -70,8 +70,8 @@ export function notKnown(alias: string, knownRows: number): string {
  * A plain INSERT of the rows not in `rec_known`, not `INSERT ... ON CONFLICT DO NOTHING` of all of them:
  * the speculative insertion behind ON CONFLICT costs about as much as inserting again (docs/PERFORMANCE.md,
  * "Staging and deciding a report") and can no longer find anything, since runs of a
- * partner are serialised and `rec_known` was read under that lock. Nothing else keeps an identity from
- * being stored twice: there is no unique index on it since migration 0021, which says why that is safe.
+ * partner are serialised and `rec_known` was read under that lock. The unique index still guards against
+ * the impossible: a duplicate would fail the run, which then applies nothing.
  *
  * The run row is held first, once ({@link holdRun}): it cannot be deleted before the records pointing at it
  * are committed (migration 0003 explains why there is no foreign key checking that per row).

@@ -13,7 +13,7 @@ const FIXTURE = join(
 
 /**
  * A reversal is stored under `reversal:<Psp Reference>|<Merchant Reference>#<n>`, `n` counting its
- * occurrences in ITS OWN file, and not stored when that identity already is. Adyen's refund and chargeback rows carry the
+ * occurrences in ITS OWN file, with `ON CONFLICT DO NOTHING`. Adyen's refund and chargeback rows carry the
  * payment's Psp Reference (their own is the Modification Reference), so every later modification of one
  * payment in a later batch has the same identity as the first one: a chargeback in batch 4 and its
  * ChargebackReversed in batch 5, or two partial refunds in two batches. The later one is taken for a re-read
