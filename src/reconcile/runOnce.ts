@@ -5,6 +5,7 @@ import { capText } from '../shared/capText.js';
 import type { Logger } from '../shared/logger.js';
 import { withoutCredentials } from '../shared/withoutCredentials.js';
 import { decideAbsenceProof } from './absenceProof.js';
+import { anonymousExecutionsWarning } from './anonymousExecutions.js';
 import { applyNoReport } from './applyNoReport.js';
 import { applyReport } from './applyReport.js';
 import { fileChecksum, RowChecksum } from './checksum.js';
@@ -251,6 +252,10 @@ export async function runOnce(
       });
       staged.extent.rows -= others.moved;
       report.rowsByKind = others.byKind;
+      const anonymous = await anonymousExecutionsWarning(client, {
+        partner: settings.partner,
+        match: settings.match,
+      });
       if (declared.coverage) {
         await rejectOutsideCoverage(client, { coverage: declared.coverage, settings, staged });
         // A report without a single accepted row in its period says nothing about anybody, whatever it declares.
@@ -281,10 +286,11 @@ export async function runOnce(
       report.ambiguous = matching.ambiguousRows;
       checkpoint();
 
-      // Failed tries under amount matching may be anybody's (separateRowKinds): then nothing is proven absent.
-      if (others.warning) {
-        report.warnings.push(others.warning);
-        log.warn({ runId }, others.warning);
+      // Rows that may be anybody's (separateRowKinds, anonymousExecutions): then nothing is proven absent.
+      for (const warning of [others.warning, anonymous]) {
+        if (warning === null) continue;
+        report.warnings.push(warning);
+        log.warn({ runId }, warning);
       }
       const proof = await decideAbsenceProof(client, {
         settings,
@@ -306,7 +312,8 @@ export async function runOnce(
         report.warnings.push(account);
         log.warn({ runId }, account);
       }
-      const absenceUnprovable = !proof.possible || others.warning !== null || account !== null;
+      const absenceUnprovable =
+        !proof.possible || others.warning !== null || anonymous !== null || account !== null;
       // Overturning a settlement (correctLateExecutions) needs a row that is surely this intent's: matched on
       // our reference or the partner's (never amount and time alone), in a report of this partner's account
       // that looks like this partner's.

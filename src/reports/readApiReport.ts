@@ -14,13 +14,15 @@ import { nextFromLink, nextPageUrl } from './nextPage.js';
 import { describe, getPath, JsonNumber, type JsonValue } from './parseJsonKeepingNumbers.js';
 import { createPartnerClient, type PartnerClient } from './partnerClient.js';
 import type { RowItem } from './partnerRow.js';
+import { RepeatedRecords } from './repeatedRecords.js';
 
 /**
  * Streams what a partner's API listing says it executed, page by page: a page is fetched only when the
  * consumer has taken every item of the previous one, so memory stays flat however long the listing is.
  * Records become rows or rejected items exactly like CSV rows do; anything that makes the listing as a
- * whole unreadable (HTTP errors after retries, a body that is not the configured JSON, a looping cursor)
- * throws a {@link PartnerApiError} instead, because a partial listing must never pass for a complete one.
+ * whole unreadable (HTTP errors after retries, a body that is not the configured JSON, a looping cursor, a
+ * record given twice: {@link RepeatedRecords}) throws a {@link PartnerApiError} instead, because a partial
+ * listing must never pass for a complete one.
  */
 export async function* readApiReport(
   config: ApiSourceConfig,
@@ -75,6 +77,20 @@ async function* readPages(
   }
 
   let line = 0;
+  const repeated = new RepeatedRecords();
+  /** The listing's next record, mapped; a record it gave before throws (see {@link RepeatedRecords}). */
+  const record = (item: JsonValue, where: string, url: URL, attempts: number): RowItem => {
+    line += 1;
+    const mapped = mapApiItem(item, line, resolved.fields, options.timezone, resolved);
+    const first = repeated.seenBefore(mapped);
+    if (first === undefined) return mapped;
+    throw new PartnerApiError(
+      `partner ${options.partner}: record ${line} ${where} is record ${first} again (the same partner ` +
+        'reference, amount and time): the listing gives records twice, so pages overlap or repeat and it ' +
+        'cannot be read completely; report it to the partner',
+      { code: 'record_repeated', partner: options.partner, url: url.href, attempts },
+    );
+  };
   const pagination = resolved.pagination;
   /**
    * Past the cap with pages still to come: the listing is not read to its end, so it must not count. The one
@@ -91,8 +107,7 @@ async function* readPages(
   if (pagination.type === 'none') {
     const page = await client.getJson(listing, 'in the listing');
     for (const item of itemsOf(page.body, resolved.itemsField, client, listing, 'in the listing')) {
-      line += 1;
-      yield mapApiItem(item, line, resolved.fields, options.timezone, resolved);
+      yield record(item, 'in the listing', listing, page.attempts);
     }
     return;
   }
@@ -123,18 +138,19 @@ async function* readPages(
         { partner: options.partner, page: pageNumber, items: items.length },
         'partner page',
       );
-      for (const item of items) {
-        line += 1;
-        yield mapApiItem(item, line, resolved.fields, options.timezone, resolved);
-      }
-      if (next === undefined || next === null || next === '') return;
-      if (seen.has(next)) {
+      const last = next === undefined || next === null || next === '';
+      // Before this page's records: a looping listing repeats them too, and the loop is the finding.
+      if (!last && seen.has(next)) {
         throw new PartnerApiError(
           `partner ${options.partner}: cursor repeated ${where}: the listing loops back to a page it already ` +
             'gave, so it cannot be read completely; report it to the partner',
           { code: 'cursor_repeated', partner: options.partner, url: url.href, attempts: page.attempts },
         );
       }
+      for (const item of items) {
+        yield record(item, where, url, page.attempts);
+      }
+      if (last) return;
       if (pageNumber >= resolved.maxPages) throw capReached(url);
       seen.add(next);
       cursor = next;
@@ -154,24 +170,24 @@ async function* readPages(
         { partner: options.partner, page: pageNumber, items: items.length },
         'partner page',
       );
-      for (const item of items) {
-        line += 1;
-        yield mapApiItem(item, line, resolved.fields, options.timezone, resolved);
-      }
       const next =
         pagination.type === 'next'
           ? nextPageUrl(page.body, pagination.nextField, listing, (what) =>
               client.badBody(url, `${what} ${where}`),
             )
           : nextFromLink(page.link, url, listing, (what) => client.badBody(url, `${what} ${where}`));
-      if (next === undefined) return;
-      if (seen.has(next.href)) {
+      // Before this page's records: a looping listing repeats them too, and the loop is the finding.
+      if (next !== undefined && seen.has(next.href)) {
         throw new PartnerApiError(
           `partner ${options.partner}: the next page ${where} is one already read: the listing loops, so it ` +
             'cannot be read completely; report it to the partner',
           { code: 'cursor_repeated', partner: options.partner, url: url.href, attempts: page.attempts },
         );
       }
+      for (const item of items) {
+        yield record(item, where, url, page.attempts);
+      }
+      if (next === undefined) return;
       if (pageNumber >= resolved.maxPages) throw capReached(url);
       seen.add(next.href);
       url = next;
@@ -201,25 +217,26 @@ async function* readPages(
         { partner: options.partner, page: pageNumber, items: items.length },
         'partner page',
       );
-      for (const item of items) {
-        line += 1;
-        yield mapApiItem(item, line, resolved.fields, options.timezone, resolved);
-      }
-      if (!hasMore) return;
-      const last = items.length > 0 ? getPath(items[items.length - 1]!, pagination.idField) : undefined;
-      if (typeof last !== 'string' || last === '') {
+      // Before this page's records, as the other paginations do: a looping listing repeats them too.
+      const last =
+        hasMore && items.length > 0 ? getPath(items[items.length - 1]!, pagination.idField) : undefined;
+      if (hasMore && (typeof last !== 'string' || last === '')) {
         throw client.badBody(
           url,
           `says ${pagination.hasMoreField}: true ${where}, but its last item has no ${pagination.idField} to ask for the next page`,
         );
       }
-      if (seen.has(last)) {
+      if (typeof last === 'string' && seen.has(last)) {
         throw new PartnerApiError(
           `partner ${options.partner}: ${where} ends with ${JSON.stringify(last)} again: the listing loops, so ` +
             'it cannot be read completely; report it to the partner',
           { code: 'cursor_repeated', partner: options.partner, url: url.href, attempts: page.attempts },
         );
       }
+      for (const item of items) {
+        yield record(item, where, url, page.attempts);
+      }
+      if (typeof last !== 'string') return;
       if (pageNumber >= resolved.maxPages) throw capReached(url);
       seen.add(last);
       after = last;
@@ -286,8 +303,7 @@ async function* readPages(
       );
     }
     for (const item of items) {
-      line += 1;
-      yield mapApiItem(item, line, resolved.fields, options.timezone, resolved);
+      yield record(item, where, url, page.attempts);
     }
     if (pageNumber - pagination.firstPage + 1 >= resolved.maxPages) throw capReached(url);
   }

@@ -165,11 +165,63 @@ describe('reports: API pagination (next address, Link header, has_more) and its 
   it('a next page that is one already read (a loop) fails the listing', async () => {
     const server = await serve((url, _request, response) => {
       const page = Number(url.searchParams.get('p') ?? '0');
-      json(response, { data: ITEMS.slice(0, 1), next_page_uri: `/api/items?p=${page === 2 ? 1 : page + 1}` });
+      json(response, {
+        data: ITEMS.slice(page, page + 1),
+        next_page_uri: `/api/items?p=${page === 2 ? 1 : page + 1}`,
+      });
     });
     try {
       const error = await failure(config(server.url, { type: 'next' }));
       expect(error.code).to.equal('cursor_repeated');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a page given again under a fresh address or cursor (its records twice) fails the listing', async () => {
+    // Page 1 is page 0 again, then the listing ends: the records of the page never given (it-3 ..) are
+    // missing, and the listing would look complete.
+    const server = await serve((url, _request, response) => {
+      const repeat = url.searchParams.has('p') || url.searchParams.has('cursor');
+      json(response, {
+        data: ITEMS.slice(0, SIZE),
+        next_page_uri: repeat ? null : '/api/items?p=1',
+        next_cursor: repeat ? null : 'c1',
+      });
+    });
+    try {
+      for (const pagination of [{ type: 'next' }, { type: 'cursor' }] as const) {
+        const error = await failure(config(server.url, pagination));
+        expect(error.code).to.equal('record_repeated');
+        expect(error.message).to.contain('record 4 at page 2 is record 1 again');
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a record listed twice on one page fails the listing too', async () => {
+    const server = await serve((_url, _request, response) =>
+      json(response, { data: [ITEMS[0], ITEMS[1], ITEMS[0]] }),
+    );
+    try {
+      const error = await failure(config(server.url, { type: 'none' }));
+      expect(error.code).to.equal('record_repeated');
+      expect(error.message).to.contain('record 3 in the listing is record 1 again');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('records alike but for their time (an id the partner reuses another day), or naming no partner id, are all read', async () => {
+    const sameIdLater = { ...ITEMS[0], executed_at: '2026-12-01T10:00:00Z' };
+    const unnamed = { ...ITEMS[1], id: null };
+    const server = await serve((_url, _request, response) =>
+      json(response, { data: [ITEMS[0], sameIdLater, unnamed, unnamed] }),
+    );
+    try {
+      const items = await read(config(server.url, { type: 'none' }));
+      expect(ids(items)).to.deep.equal(['it-0', 'it-0', null, null]);
     } finally {
       await server.close();
     }

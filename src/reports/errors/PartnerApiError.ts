@@ -7,6 +7,7 @@
  * - `timeout`: no complete answer within `timeoutMs` on every attempt;
  * - `bad_body`: the answer is not the JSON shape the configuration describes;
  * - `cursor_repeated`: the partner handed back a cursor it had already given (it loops);
+ * - `record_repeated`: the listing gave a record it had already given (its pages overlap or repeat);
  * - `body_too_large`: one answer grew past `maxBodyBytes` (the read was stopped there);
  * - `too_many_pages`: the listing went on past `maxPages` pages;
  * - `deadline`: the whole listing took longer than `listingTimeoutMs`;
@@ -20,6 +21,7 @@ export const PartnerApiErrorCode = {
   timeout: 'timeout',
   badBody: 'bad_body',
   cursorRepeated: 'cursor_repeated',
+  recordRepeated: 'record_repeated',
   bodyTooLarge: 'body_too_large',
   tooManyPages: 'too_many_pages',
   deadline: 'deadline',

@@ -29,6 +29,9 @@ describe('shipped partner: twilio (Messages list API)', () => {
     auth: 'twilio-auth',
     queued: 'twilio-queued',
     national: 'twilio-national',
+    repeated: 'twilio-repeated',
+    noRecipient: 'twilio-no-recipient',
+    dialledRecipient: 'twilio-dialled-recipient',
   };
   const fx = useReconcileFixture('rec_twilio', { subMinorUnitPartners: Object.values(PARTNERS) });
   let fake: TwilioFake | undefined;
@@ -205,6 +208,66 @@ describe('shipped partner: twilio (Messages list API)', () => {
       report.warnings.some((w) => w.startsWith('1 stuck intents have a reference this partner never')),
     ).to.equal(true);
   });
+
+  it('a page listed again in place of the next one fails the run: no double execution, nothing proven absent', async () => {
+    // Page 2 (Page=1) is page 1's two messages again, and the listing ends there: its own messages and the
+    // rest are never shown. Read as new, page 1's messages counted twice and the unlisted intents looked
+    // never sent, although Twilio sent them.
+    fake = await startTwilioFake({ authToken: AUTH_TOKEN, pageSize: 2, repeatPreviousOn: 1 });
+    const partner = PARTNERS.repeated;
+    const first = await stuck(partner, '+15550000001', '2026-11-30T10:00:04Z');
+    const unlisted = await stuck(partner, '+15550000004', '2026-11-30T10:10:04Z');
+    const before = await snapshot(fx.sql);
+    const [report] = await reconcile({
+      pool: fx.sql,
+      reconciler: { ...config(partner, fake.url), settlementLag: '10m' },
+      env,
+    });
+    expect(report.status).to.equal('failed');
+    expect(report.error).to.contain('record 3 at page 2 is record 1 again');
+    expect(await snapshot(fx.sql)).to.deep.equal(before);
+    expect((await intentRow(fx.sql, first)).status).to.equal('unknown');
+    expect((await intentRow(fx.sql, unlisted)).status).to.equal('unknown');
+    expect(await discrepanciesOf(fx.sql, partner)).to.deep.equal([]);
+  });
+
+  for (const [name, partner, to] of [
+    ['without a recipient', PARTNERS.noRecipient, null],
+    ['with a recipient Twilio never writes (not E.164)', PARTNERS.dialledRecipient, '5550000099'],
+  ] as const) {
+    it(`a sent message listed ${name} could be any intent's: the run proves no intent absent`, async () => {
+      // The execution of the intent below, listed so that nothing matches it (Twilio writes \`to\` in
+      // E.164 on every message it sends): proving that intent never sent would send it a second time.
+      const anonymous = {
+        ...TWILIO_FIXTURE.messages.find((m) => m.sid === 'SM00000000000000000000000000000001'),
+        sid: 'SM00000000000000000000000000000099',
+        to,
+        date_sent: 'Mon, 30 Nov 2026 10:20:05 +0000',
+      };
+      fake = await startTwilioFake({ authToken: AUTH_TOKEN, pageSize: 2, extra: [anonymous] });
+      const delivered = await stuck(partner, '+15550000001', '2026-11-30T10:00:04Z');
+      const itsIntent = await stuck(partner, '+15550000099', '2026-11-30T10:20:00Z');
+      const [report] = await reconcile({
+        pool: fx.sql,
+        reconciler: { ...config(partner, fake.url), settlementLag: '10m' },
+        env,
+      });
+      expect(report.status, `error: ${report.error}`).to.equal('succeeded');
+      expect(report.rowsRejected).to.equal(0);
+      expect((await intentRow(fx.sql, delivered)).status).to.equal('completed');
+      expect((await intentRow(fx.sql, itsIntent)).status).to.equal('unknown');
+      expect(report.resolved.notExecuted).to.equal(0);
+      expect(report.warnings).to.include(
+        '1 executions carry no reference or one outside match.shape ^(whatsapp:)?\\+[1-9][0-9]{1,14}$ and name ' +
+          "no intent we know: each could be any stuck intent's execution, so this run proves no intent absent",
+      );
+      // And a person is shown the message nobody's intent matched.
+      const orphans = (await discrepanciesOf(fx.sql, partner)).filter(
+        (d) => d.kind === 'orphan_partner_record',
+      );
+      expect(orphans.map((d) => d.partner_reference)).to.include('SM00000000000000000000000000000099');
+    });
+  }
 
   it('wrong credentials: the run fails naming the two variables, never the token', async () => {
     fake = await startTwilioFake({ authToken: 'another token', pageSize: 2 });

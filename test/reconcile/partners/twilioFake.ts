@@ -18,12 +18,18 @@ export interface TwilioFake {
 /**
  * A Twilio-like Messages list on loopback: HTTP Basic auth with the account SID and auth token, pages of
  * `pageSize` messages linked by `next_page_uri` (a path with `Page` and `PageToken`, as Twilio writes it),
- * and, with `failOnPage`, an HTTP 500 for that page (0-based, as Twilio's `Page`).
+ * and, with `failOnPage`, an HTTP 500 for that page (0-based, as Twilio's `Page`), or with `repeatPreviousOn`,
+ * the page before it again.
  */
 export async function startTwilioFake(options: {
   authToken: string;
   pageSize: number;
   failOnPage?: number;
+  /**
+   * For this page (0-based), the previous page's messages again, as the listing's last page: the paging
+   * misbehaves, and the messages of this page and after are never listed.
+   */
+  repeatPreviousOn?: number;
   /** Messages listed besides the fixture's (after them). */
   extra?: Record<string, unknown>[];
   /**
@@ -69,8 +75,10 @@ export async function startTwilioFake(options: {
       const sent = typeof message.date_sent === 'string' ? Date.parse(message.date_sent) : Number.NaN;
       return !Number.isNaN(sent) && !(sent < from) && !(sent > to);
     });
-    const messages = listed.slice(page * size, (page + 1) * size);
-    const more = (page + 1) * size < listed.length;
+    const repeat = page === options.repeatPreviousOn;
+    const shown = repeat ? page - 1 : page;
+    const messages = listed.slice(shown * size, (shown + 1) * size);
+    const more = !repeat && (page + 1) * size < listed.length;
     const query = (n: number) => `PageSize=${size}&Page=${n}${n > 0 ? `&PageToken=PASM${n}` : ''}`;
     send(200, {
       first_page_uri: `${listPath}?${query(0)}`,
