@@ -131,16 +131,23 @@ export async function flagMismatches(db: Queryable): Promise<void> {
  * The partner's corrected figure: a row whose execution an earlier run stored (same identity: partner
  * reference and reference, or reference and time) with another amount or currency. It is the same execution,
  * never a second one, and never silently ignored: a mismatch against the intent, showing the figure stored
- * before and the one reported now. At risk: the change in amount; for a currency, the new amount in its
- * currency. The dedupe key carries the new figure, so re-running either file raises nothing new and a
+ * before and the one reported now. At risk: the change in amount (from the intent's, when the figure was
+ * unknown before); for a currency, the new amount in its currency. The dedupe key carries the new figure, so re-running either file raises nothing new and a
  * further correction raises again.
+ *
+ * Not a correction: a figure unknown before (a partner that prices an execution after reporting it, as
+ * Twilio does a message; `amountMayBeMissing`) that is now the intent's own. There is nothing to look at,
+ * and on a schedule that reads each message before it is priced it was raised for most of them. A figure
+ * that comes in different from the intent's is still raised here, since the stored record, which the
+ * run's evidence reads, keeps the unknown one.
  */
 export async function flagCorrections(db: Queryable): Promise<void> {
   await db.query(
     `INSERT INTO rec_flags
      SELECT CASE WHEN r.currency IS DISTINCT FROM k.currency THEN 'currency_mismatch' ELSE 'amount_mismatch' END,
             i.id, i.attempt, i.reference, r.partner_reference,
-            CASE WHEN r.currency IS DISTINCT FROM k.currency THEN r.amount ELSE abs(r.amount - k.amount) END,
+            CASE WHEN r.currency IS DISTINCT FROM k.currency THEN r.amount
+                 ELSE abs(r.amount - COALESCE(k.amount, i.amount)) END,
             r.currency,
             'The partner corrected its figure for an execution of intent ' || i.id ||
               COALESCE(' (reference ' || i.reference || ')', '') || ': ' ||
@@ -161,7 +168,8 @@ export async function flagCorrections(db: Queryable): Promise<void> {
        FROM rec_known k
        JOIN rec_report r ON r.line = k.report_line
        JOIN intents i ON i.id = COALESCE(k.intent_id, r.intent_id)
-      WHERE r.amount IS DISTINCT FROM k.amount OR r.currency IS DISTINCT FROM k.currency`,
+      WHERE (r.amount IS DISTINCT FROM k.amount OR r.currency IS DISTINCT FROM k.currency)
+        AND NOT (k.amount IS NULL AND r.amount = i.amount AND r.currency = i.currency) IS TRUE`,
   );
 }
 

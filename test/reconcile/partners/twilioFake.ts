@@ -30,6 +30,8 @@ export async function startTwilioFake(options: {
    * misbehaves, and the messages of this page and after are never listed.
    */
   repeatPreviousOn?: number;
+  /** Fields of fixture messages to list otherwise, by SID (a price Twilio set later, say). */
+  patch?: Record<string, Record<string, unknown>>;
   /** Messages listed besides the fixture's (after them). */
   extra?: Record<string, unknown>[];
   /**
@@ -70,7 +72,11 @@ export async function startTwilioFake(options: {
     const size = options.pageSize;
     const from = Date.parse(url.searchParams.get('DateSent>') ?? '');
     const to = Date.parse(url.searchParams.get('DateSent<') ?? '');
-    const listed = [...TWILIO_FIXTURE.messages, ...(options.extra ?? [])].filter((message) => {
+    const fixture = TWILIO_FIXTURE.messages.map((message) => ({
+      ...message,
+      ...options.patch?.[message.sid as string],
+    }));
+    const listed = [...fixture, ...(options.extra ?? [])].filter((message) => {
       if (!options.filterDateSent) return true;
       const sent = typeof message.date_sent === 'string' ? Date.parse(message.date_sent) : Number.NaN;
       return !Number.isNaN(sent) && !(sent < from) && !(sent > to);
