@@ -7,7 +7,6 @@ import { flagDiscrepancies } from './flagDiscrepancies.js';
 import { raiseFlags } from './raiseFlags.js';
 import { outOfShapeWarning } from './referenceShape.js';
 import { type Resolution, resolveStuckIntents } from './resolveStuckIntents.js';
-import { separateReusedReferences } from './reusedPartnerReferences.js';
 import type { RunSettings } from './runSettings.js';
 import { findKnownRecords, storePartnerRecords } from './storePartnerRecords.js';
 
@@ -84,12 +83,7 @@ export async function applyReport(
   });
   checkpoint();
   // Evidence from earlier runs is read before this run's records are stored (see collectStoredEvidence).
-  let knownRows = await findKnownRecords(db, partner);
-  // A partner whose references repeat may list one of them again on another day, for another sale.
-  if (knownRows > 0 && match.by === 'reference' && match.partnerReferenceUnique === false) {
-    const { reused, found } = await separateReusedReferences(db, { partner, timezone: settings.timezone });
-    knownRows += found - reused;
-  }
+  const knownRows = await findKnownRecords(db, partner);
   await collectStoredEvidence(db);
   checkpoint();
   await storePartnerRecords(db, { partner, runId, knownRows });
