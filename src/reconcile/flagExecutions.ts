@@ -136,10 +136,11 @@ export async function flagMismatches(db: Queryable): Promise<void> {
  * further correction raises again.
  *
  * Not a correction: a figure unknown before (a partner that prices an execution after reporting it, as
- * Twilio does a message; `amountMayBeMissing`) that is now the intent's own. There is nothing to look at,
- * and on a schedule that reads each message before it is priced it was raised for most of them. A figure
- * that comes in different from the intent's is still raised here, since the stored record, which the
- * run's evidence reads, keeps the unknown one.
+ * Twilio does a message; `amountMayBeMissing`) that is now the intent's own, or that an intent without an
+ * amount has nothing to compare with. There is nothing to look at, and on a schedule that reads each
+ * message before it is priced it was raised for most of them. A figure that comes in different from the
+ * intent's is still raised here, since the stored record, which the run's evidence reads, keeps the
+ * unknown one.
  */
 export async function flagCorrections(db: Queryable): Promise<void> {
   await db.query(
@@ -169,7 +170,8 @@ export async function flagCorrections(db: Queryable): Promise<void> {
        JOIN rec_report r ON r.line = k.report_line
        JOIN intents i ON i.id = COALESCE(k.intent_id, r.intent_id)
       WHERE (r.amount IS DISTINCT FROM k.amount OR r.currency IS DISTINCT FROM k.currency)
-        AND NOT (k.amount IS NULL AND r.amount = i.amount AND r.currency = i.currency) IS TRUE`,
+        AND NOT (k.amount IS NULL AND (i.amount IS NULL OR (r.amount = i.amount AND r.currency = i.currency)))
+                IS TRUE`,
   );
 }
 

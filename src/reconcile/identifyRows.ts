@@ -11,20 +11,6 @@ export const IDENTITY_BASE = `COALESCE(s.partner_reference || '|' || COALESCE(s.
          'ref:' || COALESCE(s.reference, '') || '|' ||
          COALESCE(to_char(s.executed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), ''))`;
 
-/**
- * SQL: intent `i` may be the execution of staged row `s` by time: it existed when the partner executed the
- * row (created at most the clock skew, `$3` ms, after it), or the row has no time, or the intent's known
- * partner reference is the row's (the partner said so when it answered the call, whatever the clocks say).
- * An intent created after the execution cannot be its caller: a merchant's order number used again, a
- * report of an earlier day read late. Left a candidate, it was the row's only one and took the row (rule 1
- * of DECIDE, matchRows.ts), so a stuck intent was completed by a charge taken before it existed, and its
- * own charge, reported later, was flagged as a double execution. Not a candidate, the row is an orphan for
- * a person, or another candidate's.
- */
-const EXISTED_AT_EXECUTION = `(i.created_at <= s.executed_at + $3::bigint * interval '1 millisecond'
-         OR s.executed_at IS NULL
-         OR (s.partner_reference IS NOT NULL AND i.partner_reference = s.partner_reference))`;
-
 /** The columns of a `rec_report` row that come from the report itself, in the table's order. */
 export const REPORT_ROW_COLUMNS = [
   'line',
@@ -128,9 +114,7 @@ export async function identifyRows(
       'intents',
       'i',
       ['id', 'partner_reference', 'created_at', 'status'],
-      `i.partner = $2 AND i.${candidates.column} = s.${candidates.column}${
-        candidates.column === 'reference' ? ` AND ${EXISTED_AT_EXECUTION}` : ''
-      }`,
+      `i.partner = $2 AND i.${candidates.column} = s.${candidates.column}`,
       { left: true },
     );
   }

@@ -18,7 +18,8 @@ import { RepeatedRecords } from './repeatedRecords.js';
 
 /**
  * Streams what a partner's API listing says it executed, page by page: a page is fetched only when the
- * consumer has taken every item of the previous one, so memory stays flat however long the listing is.
+ * consumer has taken every item of the previous one, so no more than a page is held, besides a digest of
+ * each record read ({@link RepeatedRecords}, about 80 bytes a record).
  * Records become rows or rejected items exactly like CSV rows do; anything that makes the listing as a
  * whole unreadable (HTTP errors after retries, a body that is not the configured JSON, a looping cursor, a
  * record given twice: {@link RepeatedRecords}) throws a {@link PartnerApiError} instead, because a partial
@@ -82,12 +83,12 @@ async function* readPages(
   const record = (item: JsonValue, where: string, url: URL, attempts: number): RowItem => {
     line += 1;
     const mapped = mapApiItem(item, line, resolved.fields, options.timezone, resolved);
-    const first = repeated.seenBefore(mapped);
+    const first = repeated.seenBefore(mapped, item);
     if (first === undefined) return mapped;
     throw new PartnerApiError(
-      `partner ${options.partner}: record ${line} ${where} is record ${first} again (the same partner ` +
-        'reference, amount and time): the listing gives records twice, so pages overlap or repeat and it ' +
-        'cannot be read completely; report it to the partner',
+      `partner ${options.partner}: record ${line} ${where} is record ${first} again, field for field: ` +
+        'the listing gives records twice, so pages overlap or repeat and it cannot be read completely; ' +
+        'report it to the partner',
       { code: 'record_repeated', partner: options.partner, url: url.href, attempts },
     );
   };

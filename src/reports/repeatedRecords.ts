@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { JsonValue } from './parseJsonKeepingNumbers.js';
 import type { RowItem } from './partnerRow.js';
 
 /**
@@ -11,37 +12,27 @@ import type { RowItem } from './partnerRow.js';
  * were proven not executed although the partner executed them: a second charge. A listing that repeats a
  * record is not a complete listing: the reader throws instead, and the run applies nothing.
  *
- * What counts as the same record: an accepted row with the partner's own reference whose every field is
- * the same (kind, both references, amount, currency, execution time). Two distinct records of a partner
- * differ in at least one of these (the partner's id, or for a partner whose ids repeat, like an acquirer's
- * NSU, the time). Left alone: rows without the partner's reference, since two genuinely identical
- * executions of a partner that names none may read the same, and ignored rows (fees, inbound messages),
- * whose fields other than the references are not read, so two fees of one payment would look alike.
- * Kept as digests, about 60 bytes a record.
+ * What counts as the same record: the same item as the partner wrote it (every field of its JSON, not only
+ * those the source maps: two partial refunds of one charge for the same amount in the same second differ
+ * in their own ids), among the accepted rows that carry the partner's reference. Left alone: rows without
+ * it, since two genuinely identical executions of a partner that names none may read the same, and ignored
+ * rows (fees, inbound messages), which say nothing about an intent. Kept as digests, about 80 bytes a record.
  */
 export class RepeatedRecords {
   private readonly firstLine = new Map<string, number>();
 
-  /** The line at which the listing first gave `item`'s record, when it gave it before; else remembers it. */
-  seenBefore(item: RowItem): number | undefined {
-    if (item.kind !== 'row' || item.row.partnerReference === null || item.row.kind === 'ignored')
+  /**
+   * The line at which the listing first gave `raw`, the item `mapped` was read from, when it gave it
+   * before; else remembers it.
+   */
+  seenBefore(mapped: RowItem, raw: JsonValue): number | undefined {
+    if (mapped.kind !== 'row' || mapped.row.partnerReference === null || mapped.row.kind === 'ignored')
       return undefined;
-    const { row } = item;
-    const digest = createHash('sha1')
-      .update(
-        JSON.stringify([
-          row.kind ?? 'execution',
-          row.partnerReference,
-          row.reference,
-          row.amount,
-          row.currency,
-          row.executedAt?.getTime() ?? null,
-        ]),
-      )
-      .digest('base64');
+    // Numbers keep their source text (JsonNumber), so an item and its repeat serialise alike.
+    const digest = createHash('sha1').update(JSON.stringify(raw)).digest('base64');
     const first = this.firstLine.get(digest);
     if (first !== undefined) return first;
-    this.firstLine.set(digest, row.line);
+    this.firstLine.set(digest, mapped.row.line);
     return undefined;
   }
 }

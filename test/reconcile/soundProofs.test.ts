@@ -173,36 +173,6 @@ describe('reconcile: sound proofs (ambiguity, declared coverage, duplicates)', (
       // cannot be its execution, so the report proves it absent.
       expect((await intentRow(fx.sql, late)).status).to.equal('not_executed');
     });
-
-    it('a row executed before its only candidate existed is an orphan: it neither completes the intent nor duplicates it', async () => {
-      const partner = partnerName('too-early');
-      // Both intents were created at minute 300; each reference's only row was executed at minute 61 (an order
-      // number used again, an old charge): neither row can be theirs.
-      const waiting = await stuck(partner, 'order-13', 300);
-      const paid = await completedIntent(fx.ledger, spec(partner, 'order-14'), 'NSU-LIVE');
-      await place(fx.sql, paid, { startedAt: at(300) });
-      const file = writeCsv(fx.dir, `${partner}.csv`, [
-        { reference: 'order-13', nsu: 'NSU-OLD-13', amount: '10.00', executedAt: at(61) },
-        { reference: 'order-14', nsu: 'NSU-OLD-14', amount: '10.00', executedAt: at(61) },
-        { reference: 'order-14', nsu: 'NSU-LIVE', amount: '10.00', executedAt: at(301) },
-      ]);
-      const report = await run(csvReconciler(partner, file, declared()));
-      expect(report).to.deep.include({ matched: 1, ambiguous: 0 });
-      // Not completed by a charge taken four hours before it existed; its own is in no row of the period.
-      expect(await intentRow(fx.sql, waiting)).to.deep.include({
-        status: 'not_executed',
-        partner_reference: null,
-      });
-      expect(await intentRow(fx.sql, paid)).to.deep.include({
-        status: 'completed',
-        partner_reference: 'NSU-LIVE',
-      });
-      const flagged = (await discrepanciesOf(fx.sql, partner)).map((d) => [d.kind, d.partner_reference]);
-      expect(flagged).to.have.deep.members([
-        ['orphan_partner_record', 'NSU-OLD-13'],
-        ['orphan_partner_record', 'NSU-OLD-14'],
-      ]);
-    });
   });
 
   describe('2. amount matching', () => {

@@ -213,15 +213,17 @@ describe('reports: API pagination (next address, Link header, has_more) and its 
     }
   });
 
-  it('records alike but for their time (an id the partner reuses another day), or naming no partner id, are all read', async () => {
+  it('records alike in every field read but one the source does not map, or naming no partner id, are all read', async () => {
+    // Two partial refunds of one charge, for the same amount in the same second: their own ids differ.
+    const refund = (txn: string) => ({ ...ITEMS[0], balance_transaction: txn });
     const sameIdLater = { ...ITEMS[0], executed_at: '2026-12-01T10:00:00Z' };
     const unnamed = { ...ITEMS[1], id: null };
     const server = await serve((_url, _request, response) =>
-      json(response, { data: [ITEMS[0], sameIdLater, unnamed, unnamed] }),
+      json(response, { data: [refund('txn_2'), refund('txn_3'), sameIdLater, unnamed, unnamed] }),
     );
     try {
       const items = await read(config(server.url, { type: 'none' }));
-      expect(ids(items)).to.deep.equal(['it-0', 'it-0', null, null]);
+      expect(ids(items)).to.deep.equal(['it-0', 'it-0', 'it-0', null, null]);
     } finally {
       await server.close();
     }

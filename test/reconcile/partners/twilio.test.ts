@@ -33,6 +33,7 @@ describe('shipped partner: twilio (Messages list API)', () => {
     noRecipient: 'twilio-no-recipient',
     dialledRecipient: 'twilio-dialled-recipient',
     pricedLater: 'twilio-priced-later',
+    pricedLaterNoAmount: 'twilio-priced-later-no-amount',
   };
   const fx = useReconcileFixture('rec_twilio', { subMinorUnitPartners: Object.values(PARTNERS) });
   let fake: TwilioFake | undefined;
@@ -270,36 +271,51 @@ describe('shipped partner: twilio (Messages list API)', () => {
     });
   }
 
+  /** Runs of the shipped config against a fake that lists SM...08 at `price` (null: not priced yet). */
+  async function runPriced(partner: string, price: string | null): Promise<void> {
+    fake = await startTwilioFake({
+      authToken: AUTH_TOKEN,
+      pageSize: 2,
+      patch: { SM00000000000000000000000000000008: { price } },
+    });
+    const [report] = await reconcile({ pool: fx.sql, reconciler: config(partner, fake.url), env });
+    await fake.close();
+    fake = undefined;
+    expect(report.status, `error: ${report.error}`).to.equal('succeeded');
+  }
+
+  const mismatchesOf = async (partner: string, intent: string) =>
+    (await discrepanciesOf(fx.sql, partner)).filter(
+      (d) => d.intent_id === intent && d.kind === 'amount_mismatch',
+    );
+
   it('a message priced after a first run completed it: its own price raises nothing, another one a mismatch once', async () => {
     // SM...08 is listed unpriced (Twilio prices a message after sending it). The next runs of an overlapping
     // window list it priced: at the intent's own 0.0079 first, then at 0.0158.
     const partner = PARTNERS.pricedLater;
     const notPriced = await stuck(partner, '+15550000008', '2026-11-30T10:30:04Z');
-    const runWith = async (price: string | null) => {
-      fake = await startTwilioFake({
-        authToken: AUTH_TOKEN,
-        pageSize: 2,
-        patch: { SM00000000000000000000000000000008: { price } },
-      });
-      const [report] = await reconcile({ pool: fx.sql, reconciler: config(partner, fake.url), env });
-      await fake.close();
-      fake = undefined;
-      expect(report.status, `error: ${report.error}`).to.equal('succeeded');
-    };
-    const mismatches = async () =>
-      (await discrepanciesOf(fx.sql, partner)).filter(
-        (d) => d.intent_id === notPriced && d.kind === 'amount_mismatch',
-      );
-    await runWith(null);
+    await runPriced(partner, null);
     expect((await intentRow(fx.sql, notPriced)).status).to.equal('completed');
-    expect(await mismatches()).to.deep.equal([]);
-    await runWith('-0.00790');
-    expect(await mismatches()).to.deep.equal([]);
-    await runWith('-0.01580');
-    await runWith('-0.01580');
-    const raised = await mismatches();
+    expect(await mismatchesOf(partner, notPriced)).to.deep.equal([]);
+    await runPriced(partner, '-0.00790');
+    expect(await mismatchesOf(partner, notPriced)).to.deep.equal([]);
+    await runPriced(partner, '-0.01580');
+    await runPriced(partner, '-0.01580');
+    const raised = await mismatchesOf(partner, notPriced);
     expect(raised.map((d) => d.amount_at_risk)).to.deep.equal(['0.00790']);
     expect(raised[0].summary).to.contain('an unknown amount before, 0.01580 USD now');
+  });
+
+  it('an intent without an amount compares nothing, neither when its message is priced later', async () => {
+    const partner = PARTNERS.pricedLaterNoAmount;
+    const id = await unknownIntent(
+      fx.ledger,
+      spec(partner, '+15550000008', { amount: undefined, currency: undefined, operation: 'sms' }),
+    );
+    await place(fx.sql, id, { startedAt: new Date('2026-11-30T10:30:04Z') });
+    for (const price of [null, '-0.00790', '-0.01580']) await runPriced(partner, price);
+    expect((await intentRow(fx.sql, id)).status).to.equal('completed');
+    expect(await mismatchesOf(partner, id)).to.deep.equal([]);
   });
 
   it('wrong credentials: the run fails naming the two variables, never the token', async () => {
