@@ -1,5 +1,6 @@
 import type { Queryable } from '../database/queryable.js';
 import type { ResolvedMatch } from './runSettings.js';
+import type { ReportExtent } from './stageReport.js';
 
 /**
  * The run's warning about executions in `rec_staged` that name no intent we know, or null when there are
@@ -19,18 +20,23 @@ import type { ResolvedMatch } from './runSettings.js';
  * separateRowKinds' anonymousRows. Under amount matching rows carry nothing of ours by design, and what may be
  * an intent's keeps it from being proven absent as a near miss (matchRows.ts): nothing to do here.
  *
- * One pass over the staged executions. The lookups of intents sit inside \`NOT (... AND EXISTS ...)\`, which
+ * One pass over the staged executions, made only when staging counted one without the value, or when any
+ * value may be outside the shape. The lookups of intents sit inside \`NOT (... AND EXISTS ...)\`, which
  * PostgreSQL cannot turn into an anti join: it would hash every intent of the partner, history included
  * (docs/PERFORMANCE.md, "Cost independent of history"). As subplans they run, one index probe each, only for
  * the few rows that carry no usable value, after the cheap test of every row.
  */
 export async function anonymousExecutionsWarning(
   db: Queryable,
-  input: { partner: string; match: ResolvedMatch },
+  input: { partner: string; match: ResolvedMatch; executionsWithout: ReportExtent['executionsWithout'] },
 ): Promise<string | null> {
   const { match } = input;
   if (match.by === 'amount') return null;
   const column = match.by === 'reference' ? 'reference' : 'partner_reference';
+  const lacking =
+    match.by === 'reference' ? input.executionsWithout.reference : input.executionsWithout.partnerReference;
+  // Every execution carries the value, and any value will do: nothing to look for.
+  if (lacking === 0 && match.shape === undefined) return null;
   const uniquePartnerReference = !(match.by === 'reference' && match.partnerReferenceUnique === false);
   const unusable =
     match.shape === undefined

@@ -148,7 +148,12 @@ export async function runOnce(
     rowsRejected: 0,
     rejected: report.rejected,
     rowsUnidentified: 0,
-    extent: { rows: 0, from: null, to: null } as ReportExtent,
+    extent: {
+      rows: 0,
+      from: null,
+      to: null,
+      executionsWithout: { reference: 0, partnerReference: 0 },
+    } as ReportExtent,
   };
   const checkpoint = () => {
     if (signal?.aborted) throw new RunAbortedError();
@@ -255,6 +260,7 @@ export async function runOnce(
       const anonymous = await anonymousExecutionsWarning(client, {
         partner: settings.partner,
         match: settings.match,
+        executionsWithout: staged.extent.executionsWithout,
       });
       if (declared.coverage) {
         await rejectOutsideCoverage(client, { coverage: declared.coverage, settings, staged });

@@ -52,6 +52,12 @@ export interface ReportExtent {
   rows: number;
   from: Date | null;
   to: Date | null;
+  /**
+   * Executions staged without our reference, and without the partner's: counted here so that a run whose
+   * executions all carry the value it matches on reads none of them again to find those that name nobody
+   * (anonymousExecutions.ts).
+   */
+  executionsWithout: { reference: number; partnerReference: number };
 }
 
 /**
@@ -71,7 +77,7 @@ export async function stageReport(
     rowsRejected: 0,
     rejected: [],
     rowsUnidentified: 0,
-    extent: { rows: 0, from: null, to: null },
+    extent: { rows: 0, from: null, to: null, executionsWithout: { reference: 0, partnerReference: 0 } },
   },
 ): Promise<StageResult> {
   const extent = result.extent;
@@ -153,6 +159,11 @@ export async function stageReport(
         options.onRow?.(row);
         filling.append(copyLine(row));
         extent.rows += 1;
+        if (row.kind === undefined || row.kind === 'execution') {
+          if (row.reference === null || row.reference === '') extent.executionsWithout.reference += 1;
+          if (row.partnerReference === null || row.partnerReference === '')
+            extent.executionsWithout.partnerReference += 1;
+        }
         if (row.executedAt !== null) {
           if (extent.from === null || row.executedAt < extent.from) extent.from = row.executedAt;
           if (extent.to === null || row.executedAt > extent.to) extent.to = row.executedAt;
